@@ -1,0 +1,145 @@
+# btsx: a bare-metal x86-64 test kernel for Intel Branch Trace Store.
+#   make          build build/btsx.elf, build/btsx32.elf (for qemu -kernel) and build/btsx.iso
+#   make run      boot the ISO in QEMU, results on this terminal (ARGS='tests=... verbose')
+#   make check    every test: host unit tests, the kernel suites under every runner
+#                 configuration, the framework self-test
+#   make bench    boot times and ISO size
+#   make deps     install what is missing (Debian packages)
+
+CROSS_COMPILE ?=
+ifeq ($(origin CC),default)
+CC := $(CROSS_COMPILE)gcc
+endif
+LD      := $(CROSS_COMPILE)ld
+OBJCOPY := $(CROSS_COMPILE)objcopy
+NM      := $(CROSS_COMPILE)nm
+HOSTCC  ?= cc
+PYTHON  ?= python3
+B       := build
+
+# ------------------------------------------------------------------- kernel
+KCFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -I. \
+           -ffreestanding -fno-pic -fno-pie -mno-red-zone -mno-mmx -mno-sse -mno-sse2 \
+           -mno-80387 -mcmodel=small -fno-stack-protector -fno-omit-frame-pointer \
+           -fno-asynchronous-unwind-tables -fno-common -fcf-protection=none
+KASFLAGS := -g -I. -D__ASSEMBLER__ -fno-pic -fno-pie
+KLDFLAGS := -nostdlib -static -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments \
+            -T linker.ld
+
+# Order matters for tests/: suites run in link order.
+KSRC := $(wildcard boot/*.S) $(wildcard kernel/*.c) $(wildcard kernel/*.S) \
+        $(wildcard ds/*.c) $(wildcard ds/*.S) $(wildcard sched/*.c) $(wildcard sched/*.S) \
+        tests/framework.c tests/ktap.c $(sort $(wildcard tests/t_*.c)) \
+        $(sort $(wildcard tests/t_*.S))
+KOBJ := $(patsubst %,$(B)/k/%.o,$(KSRC)) $(B)/k/font.o
+
+FONT := /usr/share/consolefonts/Lat15-Terminus16.psf.gz
+ISO_MODULES := multiboot2 normal iso9660 part_msdos part_gpt all_video serial terminal test echo
+
+.PHONY: all kernel iso run check unit kernel-check selftest bench deps clean tools-check
+all: kernel iso
+
+kernel: $(B)/btsx.elf $(B)/btsx32.elf
+iso: $(B)/btsx.iso
+
+$(B)/k/%.c.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(KCFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/k/%.S.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) $(KASFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/font.psf: $(FONT)
+	@mkdir -p $(B)
+	gzip -dc $< > $@
+
+# The console font, linked as data with stable symbol names.
+$(B)/k/font.o: $(B)/font.psf
+	@mkdir -p $(dir $@)
+	cd $(B) && $(OBJCOPY) -I binary -O elf64-x86-64 -B i386 \
+	    --rename-section .data=.rodata.font,alloc,load,readonly,data,contents \
+	    --redefine-sym _binary_font_psf_start=btsx_font_psf_start \
+	    --redefine-sym _binary_font_psf_end=btsx_font_psf_end \
+	    --strip-symbol _binary_font_psf_size font.psf k/font.o
+
+# Two links: the first gives the addresses, the second embeds them as the symbol table.
+# .ksyms is the last segment, so filling it moves nothing; tools/check-syms.sh proves it.
+$(B)/btsx.elf: $(KOBJ) linker.ld tools/mksyms.sh tools/check-syms.sh
+	$(LD) $(KLDFLAGS) -o $(B)/btsx.pass1.elf $(KOBJ)
+	$(NM) -n $(B)/btsx.pass1.elf | sh tools/mksyms.sh > $(B)/syms.S
+	$(CC) $(KASFLAGS) -c $(B)/syms.S -o $(B)/syms.o
+	$(LD) $(KLDFLAGS) -o $@ $(KOBJ) $(B)/syms.o
+	sh tools/check-syms.sh $(NM) $(B)/btsx.pass1.elf $@
+
+# qemu -kernel loads multiboot1 ELF32 images only: same bytes, 32-bit container.
+$(B)/btsx32.elf: $(B)/btsx.elf
+	$(OBJCOPY) -O elf32-i386 $< $@
+
+$(B)/btsx.iso: $(B)/btsx.elf grub.cfg
+	@command -v grub-mkrescue >/dev/null || $(MAKE) deps
+	rm -rf $(B)/isodir && mkdir -p $(B)/isodir/boot/grub
+	cp $(B)/btsx.elf $(B)/isodir/boot/btsx.elf
+	cp grub.cfg $(B)/isodir/boot/grub/grub.cfg
+	grub-mkrescue -o $@ $(B)/isodir --compress=xz --fonts= --locales= --themes= \
+	    --install-modules="$(ISO_MODULES)" --modules="$(ISO_MODULES)" 2>$(B)/grub-mkrescue.log \
+	    || { cat $(B)/grub-mkrescue.log; exit 1; }
+	@size=$$(stat -c %s $@); echo "ISO $@: $$((size / 1024)) KiB"; \
+	    test $$size -le $$((6 * 1024 * 1024)) || { echo "ISO larger than 6 MiB"; exit 1; }
+
+-include $(shell find $(B)/k -name '*.d' 2>/dev/null)
+
+# ------------------------------------------------------------------- set-up
+DEB_PKGS := qemu-system-x86 grub-pc-bin grub-efi-amd64-bin grub-common xorriso mtools ovmf \
+            bochs bochsbios seabios libcmocka-dev clang lld console-setup-linux python3 gcc \
+            binutils make
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -z "$$missing" ]; then echo "deps: all installed"; exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+	    echo "deps: installing $$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	else \
+	    echo "deps: missing packages; run:"; echo "  sudo apt-get install -y $$missing"; exit 1; \
+	fi
+
+# ------------------------------------------------------------------- running
+RUNNER := $(PYTHON) tools/btsx-run --build $(B)
+ARGS ?=
+CONFIGS ?= direct,bios,uefi
+
+run: deps all
+	$(RUNNER) --config bios --verbose --append "$(ARGS)"
+
+# ------------------------------------------------------------------- tests
+UNIT_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -I. -DBTSX_HOST
+UNIT_LIBS   := -lcmocka
+UNIT_TESTS  :=
+include $(sort $(wildcard tests/unit/*.mk))
+
+unit: $(UNIT_TESTS)
+	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; ./$$t; done
+
+tools-check:
+	$(PYTHON) -m unittest discover -s tools -p 'test_*.py'
+
+kernel-check: all
+	$(RUNNER) --config $(CONFIGS) -j 2 --junit $(B)/junit.xml
+
+selftest: all
+	$(RUNNER) --config direct --tag selftest --append "selftest=1" \
+	    --expect selftest.fault=fail,selftest.hang=timeout,selftest.fail=fail
+	$(RUNNER) --config direct --tag badcmdline --append "bogus=1" --expect-exit 2
+	$(RUNNER) --config direct --tag nomatch --append "tests=no.such.test" --expect-exit 2
+
+check: deps
+	$(MAKE) unit
+	$(MAKE) tools-check
+	$(MAKE) kernel-check
+	$(MAKE) selftest
+
+bench: all
+	$(PYTHON) tools/bench.py --build $(B)
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,198 @@
+#include "kernel/apic.h"
+
+#include "kernel/console.h"
+#include "kernel/cpu.h"
+#include "kernel/io.h"
+#include "kernel/panic.h"
+#include "kernel/pit.h"
+#include "kernel/trap.h"
+
+#define PIC1_DATA           0x21
+#define PIC2_DATA           0xA1
+#define PIC_MASK_ALL        0xFF
+#define X2APIC_MSR(reg)     (MSR_X2APIC_BASE + ((reg) >> 4))
+#define X2APIC_ICR_MSR      0x830
+#define CALIBRATE_MS        10
+#define TIMER_DIVIDER       16
+#define US_PER_S            1000000ULL
+#define ICR_SPIN_LIMIT      1000000
+
+static volatile uint32_t *xapic;    /* MMIO base in xAPIC mode, NULL in x2APIC mode */
+static uint64_t timer_hz_, tsc_hz_;
+static const char *timer_source = "pit";
+static void (*timer_fn)(struct trap_frame *f);
+
+bool apic_is_x2apic(void) { return xapic == NULL; }
+
+uint32_t apic_read(uint32_t reg)
+{
+    return xapic ? xapic[reg / 4] : (uint32_t)rdmsr(X2APIC_MSR(reg));
+}
+
+void apic_write(uint32_t reg, uint32_t v)
+{
+    if (xapic)
+        xapic[reg / 4] = v;
+    else
+        wrmsr(X2APIC_MSR(reg), v);
+}
+
+uint32_t apic_id(void)
+{
+    uint32_t id = apic_read(APIC_ID);
+    return xapic ? id >> 24 : id;   /* xAPIC keeps the ID in bits 31:24 */
+}
+
+void apic_eoi(void) { apic_write(APIC_EOI, 0); }
+
+bool apic_in_service(unsigned vector)
+{
+    return apic_read(APIC_ISR0 + 0x10 * (vector / 32)) & (1u << (vector % 32));
+}
+
+unsigned apic_eoi_all(void)
+{
+    unsigned n = 0;
+    for (unsigned v = 0; v < NUM_VECTORS && n < NUM_VECTORS; v++)
+        if (apic_in_service(v)) {
+            apic_eoi();     /* EOI retires the highest-priority in-service vector */
+            n++;
+            v = 0;
+        }
+    return n;
+}
+
+static void icr_wait(void)
+{
+    /* x2APIC has no delivery-status bit to wait for (SDM Vol. 3A, 11.12.9). */
+    for (int i = 0; xapic && i < ICR_SPIN_LIMIT && (apic_read(APIC_ICR_LO) & APIC_ICR_PENDING); i++)
+        cpu_relax();
+}
+
+void apic_self_ipi(unsigned vector)
+{
+    if (!xapic) {
+        wrmsr(X2APIC_MSR(APIC_SELF_IPI), vector & APIC_LVT_VECTOR);
+        return;
+    }
+    icr_wait();
+    apic_write(APIC_ICR_LO, APIC_ICR_SELF | APIC_ICR_ASSERT | (vector & APIC_LVT_VECTOR));
+}
+
+void apic_self_nmi(void)
+{
+    /* The "self" shorthand is not valid with NMI delivery: address ourselves by ID. */
+    uint32_t id = apic_id();
+    if (!xapic) {
+        wrmsr(X2APIC_ICR_MSR, ((uint64_t)id << 32) | APIC_ICR_DM_NMI | APIC_ICR_ASSERT);
+        return;
+    }
+    icr_wait();
+    apic_write(APIC_ICR_HI, id << 24);
+    apic_write(APIC_ICR_LO, APIC_ICR_DM_NMI | APIC_ICR_ASSERT);
+}
+
+static void timer_irq(struct trap_frame *f)
+{
+    apic_eoi();
+    void (*fn)(struct trap_frame *) = timer_fn;
+    timer_fn = NULL;
+    if (fn)
+        fn(f);
+}
+
+static void spurious_irq(struct trap_frame *f) { (void)f; /* no EOI for spurious vectors */ }
+
+uint64_t apic_timer_measure_hz(unsigned ms)
+{
+    apic_write(APIC_TIMER_DIV, APIC_TIMER_DIV_16);
+    apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED | VEC_TIMER);
+    pit_oneshot_start(ms);
+    apic_write(APIC_TIMER_INIT, 0xFFFFFFFF);
+    uint64_t t0 = rdtsc();
+    while (!pit_oneshot_done())
+        cpu_relax();
+    uint32_t left = apic_read(APIC_TIMER_CUR);
+    uint64_t t1 = rdtsc();
+    apic_write(APIC_TIMER_INIT, 0);
+    tsc_hz_ = (t1 - t0) * 1000 / ms;
+    return (uint64_t)(0xFFFFFFFFu - left) * 1000 / ms;
+}
+
+static void timer_calibrate(void)
+{
+    if (cpu_caps.max_leaf >= CPUID_LEAF_TSC_CRYSTAL) {
+        struct cpuid_regs r = cpuid(CPUID_LEAF_TSC_CRYSTAL);
+        /* ECX = core crystal Hz, which clocks the LAPIC timer; EBX/EAX = TSC/crystal. */
+        if (r.ecx && r.eax && r.ebx) {
+            timer_hz_ = r.ecx / TIMER_DIVIDER;
+            tsc_hz_ = (uint64_t)r.ecx * r.ebx / r.eax;
+            timer_source = "cpuid-0x15";
+            apic_write(APIC_TIMER_DIV, APIC_TIMER_DIV_16);
+            return;
+        }
+    }
+    timer_hz_ = apic_timer_measure_hz(CALIBRATE_MS);
+    if (timer_hz_ == 0)
+        panic("LAPIC timer does not count (PIT calibration gave 0 Hz)");
+}
+
+void apic_init(enum apic_mode mode)
+{
+    outb(PIC1_DATA, PIC_MASK_ALL);  /* the legacy PIC stays silent: LAPIC only */
+    outb(PIC2_DATA, PIC_MASK_ALL);
+
+    uint64_t base = rdmsr(MSR_IA32_APIC_BASE);
+    bool want_x2 = mode == APIC_MODE_X2APIC || (mode == APIC_MODE_AUTO && (base & APIC_BASE_EXTD));
+    if (want_x2 && !cpu_has_x2apic()) {
+        kprintf("# apic: x2APIC requested but CPUID.01H:ECX.x2APIC=0, using xAPIC\n");
+        want_x2 = false;
+    }
+    if (!want_x2 && (base & APIC_BASE_EXTD)) {
+        /* x2APIC -> xAPIC must go through disabled (SDM Vol. 3A, 11.12.5). */
+        wrmsr(MSR_IA32_APIC_BASE, base & ~(APIC_BASE_EXTD | APIC_BASE_EN));
+        base &= ~APIC_BASE_EXTD;
+    }
+    base |= APIC_BASE_EN | (want_x2 ? APIC_BASE_EXTD : 0);
+    wrmsr(MSR_IA32_APIC_BASE, base);
+    xapic = want_x2 ? NULL : (volatile uint32_t *)(base & APIC_BASE_ADDR_MASK);
+
+    apic_write(APIC_SVR, APIC_SVR_ENABLE | VEC_SPURIOUS);
+    apic_write(APIC_TPR, 0);
+    apic_write(APIC_LVT_LINT0, APIC_LVT_MASKED);
+    apic_write(APIC_LVT_ERROR, APIC_LVT_MASKED);
+    apic_write(APIC_LVT_PC, APIC_LVT_MASKED | VEC_PMI);
+    trap_set_handler(VEC_TIMER, timer_irq);
+    trap_set_handler(VEC_SPURIOUS, spurious_irq);
+    timer_calibrate();
+}
+
+uint64_t apic_timer_hz(void) { return timer_hz_; }
+const char *apic_timer_source(void) { return timer_source; }
+uint64_t tsc_hz(void) { return tsc_hz_; }
+uint64_t tsc_to_us(uint64_t cycles) { return tsc_hz_ ? cycles * US_PER_S / tsc_hz_ : 0; }
+
+void udelay(uint64_t us)
+{
+    uint64_t end = rdtsc() + us * tsc_hz_ / US_PER_S;
+    while (rdtsc() < end)
+        cpu_relax();
+}
+
+void apic_timer_oneshot_us(uint64_t us, void (*fn)(struct trap_frame *f))
+{
+    uint64_t ticks = us * timer_hz_ / US_PER_S;
+    if (ticks == 0)
+        ticks = 1;
+    if (ticks > 0xFFFFFFFFu)
+        ticks = 0xFFFFFFFFu;
+    timer_fn = fn;
+    apic_write(APIC_LVT_TIMER, VEC_TIMER);  /* one-shot, unmasked */
+    apic_write(APIC_TIMER_INIT, (uint32_t)ticks);
+}
+
+void apic_timer_cancel(void)
+{
+    apic_write(APIC_TIMER_INIT, 0);
+    timer_fn = NULL;
+}

@@ -1,0 +1,74 @@
+/*
+ * The local APIC, in xAPIC (MMIO) or x2APIC (MSR) mode: EOI, self-IPIs (fixed and NMI), the
+ * LVT performance-counter entry that carries the BTS threshold interrupt, and the one-shot
+ * timer (calibrated against the PIT, or CPUID 0x15 where it gives the crystal clock).
+ */
+#ifndef BTSX_KERNEL_APIC_H
+#define BTSX_KERNEL_APIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kernel/cmdline.h"
+
+/* Register offsets (xAPIC MMIO offsets; x2APIC MSR = 0x800 + offset / 16). SDM Vol. 3A, 11. */
+#define APIC_ID         0x020
+#define APIC_VERSION    0x030
+#define APIC_TPR        0x080
+#define APIC_EOI        0x0B0
+#define APIC_SVR        0x0F0
+#define APIC_ISR0       0x100   /* eight 32-bit words, 0x10 apart */
+#define APIC_ESR        0x280
+#define APIC_ICR_LO     0x300
+#define APIC_ICR_HI     0x310
+#define APIC_LVT_TIMER  0x320
+#define APIC_LVT_PC     0x340
+#define APIC_LVT_LINT0  0x350
+#define APIC_LVT_LINT1  0x360
+#define APIC_LVT_ERROR  0x370
+#define APIC_TIMER_INIT 0x380
+#define APIC_TIMER_CUR  0x390
+#define APIC_TIMER_DIV  0x3E0
+#define APIC_SELF_IPI   0x3F0   /* x2APIC only */
+
+#define APIC_SVR_ENABLE     (1u << 8)
+#define APIC_LVT_MASKED     (1u << 16)
+#define APIC_LVT_DM_FIXED   (0u << 8)
+#define APIC_LVT_DM_NMI     (4u << 8)
+#define APIC_LVT_DM_MASK    (7u << 8)
+#define APIC_LVT_VECTOR     0xFFu
+#define APIC_ICR_DM_NMI     (4u << 8)
+#define APIC_ICR_PENDING    (1u << 12)
+#define APIC_ICR_ASSERT     (1u << 14)
+#define APIC_ICR_SELF       (1u << 18)   /* destination shorthand: self (fixed only) */
+#define APIC_TIMER_DIV_16   0x3
+
+void apic_init(enum apic_mode mode);
+bool apic_is_x2apic(void);
+uint32_t apic_id(void);
+uint32_t apic_read(uint32_t reg);
+void apic_write(uint32_t reg, uint32_t v);
+void apic_eoi(void);
+/* EOI every vector still in service (after a handler was abandoned by a recovery). */
+unsigned apic_eoi_all(void);
+bool apic_in_service(unsigned vector);
+
+void apic_self_ipi(unsigned vector);
+void apic_self_nmi(void);
+
+/* LAPIC timer: calibrated at init; one-shot with a handler. */
+uint64_t apic_timer_hz(void);
+const char *apic_timer_source(void);    /* "pit" or "cpuid-0x15" */
+struct trap_frame;
+/* fn runs in the timer interrupt, with the interrupted frame (the watchdog redirects it). */
+void apic_timer_oneshot_us(uint64_t us, void (*fn)(struct trap_frame *f));
+void apic_timer_cancel(void);
+/* Counts the LAPIC timer against the PIT over `ms`: for the rate test. */
+uint64_t apic_timer_measure_hz(unsigned ms);
+
+/* TSC frequency, calibrated with the LAPIC timer. */
+uint64_t tsc_hz(void);
+uint64_t tsc_to_us(uint64_t cycles);
+void udelay(uint64_t us);
+
+#endif

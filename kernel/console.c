@@ -1,0 +1,101 @@
+#include "kernel/console.h"
+
+#include <stdbool.h>
+
+#include "kernel/fbcon.h"
+#include "kernel/printf.h"
+#include "kernel/serial.h"
+#include "kernel/vga.h"
+
+enum screen { SCREEN_NONE, SCREEN_VGA, SCREEN_FB };
+static enum screen screen;
+
+void console_init(void) { serial_init(); }
+
+void console_attach_vga(uintptr_t base, unsigned cols, unsigned rows)
+{
+    vga_init(base, cols, rows);
+    screen = SCREEN_VGA;
+}
+
+int console_attach_fb(const struct fb_info *fb)
+{
+    extern const uint8_t btsx_font_psf_start[], btsx_font_psf_end[];
+    int err = fbcon_init(fb, btsx_font_psf_start,
+                         (size_t)(btsx_font_psf_end - btsx_font_psf_start));
+    if (err == 0)
+        screen = SCREEN_FB;
+    return err;
+}
+
+const char *console_screen_name(void)
+{
+    static const char *const names[] = { "none", "vga", "framebuffer" };
+    return names[screen];
+}
+
+static void con_putc(char c)
+{
+    if (c == '\n')
+        serial_putc('\r');
+    serial_putc(c);
+    if (screen == SCREEN_VGA)
+        vga_putc(c);
+    else if (screen == SCREEN_FB)
+        fbcon_putc(c);
+}
+
+void console_set_color(enum con_color fg, enum con_color bg)
+{
+    if (screen == SCREEN_VGA)
+        vga_set_color(fg, bg);
+    else if (screen == SCREEN_FB)
+        fbcon_set_color(fg, bg);
+}
+
+void kputs(const char *s)
+{
+    while (*s)
+        con_putc(*s++);
+}
+
+static void put_plain(char c, void *ctx)
+{
+    (void)ctx;
+    con_putc(c);
+}
+
+int kvprintf(const char *fmt, va_list ap) { return fmt_vformat(put_plain, NULL, fmt, ap); }
+
+int kprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = kvprintf(fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+/* Diagnostic output starts every line with "# "; ctx tracks whether we are at a line start. */
+static void put_diag(char c, void *ctx)
+{
+    bool *bol = ctx;
+    if (*bol) {
+        kputs("# ");
+        *bol = false;
+    }
+    con_putc(c);
+    if (c == '\n')
+        *bol = true;
+}
+
+void kprintf_diag(const char *fmt, ...)
+{
+    bool bol = true;
+    va_list ap;
+    va_start(ap, fmt);
+    fmt_vformat(put_diag, &bol, fmt, ap);
+    va_end(ap);
+    if (!bol)
+        con_putc('\n');
+}

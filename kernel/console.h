@@ -1,0 +1,25 @@
+/* The console: every character goes to COM1 and to the screen (VGA text or framebuffer). */
+#ifndef BTSX_KERNEL_CONSOLE_H
+#define BTSX_KERNEL_CONSOLE_H
+
+#include <stdarg.h>
+#include <stdint.h>
+
+#include "kernel/con_color.h"
+
+struct fb_info;
+
+void console_init(void);                    /* serial; the screen comes with the boot info */
+void console_attach_vga(uintptr_t base, unsigned cols, unsigned rows);
+int console_attach_fb(const struct fb_info *fb);
+const char *console_screen_name(void);      /* "vga", "framebuffer" or "none" */
+
+void kputs(const char *s);
+int kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int kvprintf(const char *fmt, va_list ap);
+/* KTAP diagnostics: like kprintf, but every line starts with "# ". */
+void kprintf_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Screen colour (serial output is plain text). */
+void console_set_color(enum con_color fg, enum con_color bg);
+
+#endif

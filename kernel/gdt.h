@@ -1,0 +1,11 @@
+/* The GDT (built in boot/entry.S) and the TSS: IST stacks and the ring-0 stack for user tasks. */
+#ifndef BTSX_KERNEL_GDT_H
+#define BTSX_KERNEL_GDT_H
+
+#include <stdint.h>
+
+void gdt_init(void);
+/* The stack the CPU switches to when a user task traps into the kernel. */
+void tss_set_rsp0(uint64_t rsp0);
+
+#endif

@@ -1,0 +1,133 @@
+/* The IDT, trap dispatch, default exception handling and exception reports. */
+#include "kernel/trap.h"
+
+#include "boot/layout.h"
+#include "kernel/console.h"
+#include "kernel/cpu.h"
+#include "kernel/extable.h"
+#include "kernel/panic.h"
+#include "kernel/recover.h"
+#include "kernel/symbols.h"
+
+#define STUB_SIZE           16
+#define GATE_INTERRUPT      0x8E    /* present, DPL 0, 64-bit interrupt gate */
+#define GATE_DPL3           0x60    /* reachable by INT n from CPL 3 */
+
+/* TSS IST slots (kernel/gdt.c): the stacks that survive a broken RSP. */
+#define IST_NMI 1
+#define IST_DF  2
+#define IST_MC  3
+
+struct idt_gate {
+    uint16_t off_lo, sel;
+    uint8_t ist, type;
+    uint16_t off_mid;
+    uint32_t off_hi, reserved;
+} __attribute__((packed));
+
+static struct idt_gate idt[NUM_VECTORS] __attribute__((aligned(16)));
+static trap_handler_t handlers[NUM_VECTORS];
+volatile unsigned trap_depth;
+trap_exit_hook_t trap_exit_hook;
+trap_entry_hook_t trap_entry_hook;
+
+extern const char isr_stubs[];
+
+static const char *const exception_names[VEC_NUM_EXCEPTIONS] = {
+    "#DE divide error", "#DB debug", "NMI", "#BP breakpoint", "#OF overflow",
+    "#BR bound range", "#UD invalid opcode", "#NM device not available", "#DF double fault",
+    "coprocessor segment overrun", "#TS invalid TSS", "#NP segment not present",
+    "#SS stack fault", "#GP general protection", "#PF page fault", "reserved 15",
+    "#MF x87 error", "#AC alignment check", "#MC machine check", "#XM SIMD error",
+    "#VE virtualization", "#CP control protection", "reserved 22", "reserved 23",
+    "reserved 24", "reserved 25", "reserved 26", "reserved 27", "#HV hypervisor injection",
+    "#VC VMM communication", "#SX security", "reserved 31",
+};
+
+const char *trap_vector_name(unsigned vector)
+{
+    if (vector < VEC_NUM_EXCEPTIONS)
+        return exception_names[vector];
+    return vector < NUM_VECTORS ? "interrupt" : "bad vector";
+}
+
+uint64_t trap_stub_address(unsigned vector) { return (uint64_t)isr_stubs + vector * STUB_SIZE; }
+
+static void set_gate(unsigned v, uint8_t ist, uint8_t type)
+{
+    uint64_t a = trap_stub_address(v);
+    idt[v] = (struct idt_gate){
+        .off_lo = (uint16_t)a, .sel = GDT_KERNEL_CS, .ist = ist, .type = type,
+        .off_mid = (uint16_t)(a >> 16), .off_hi = (uint32_t)(a >> 32),
+    };
+}
+
+void idt_init(void)
+{
+    for (unsigned v = 0; v < NUM_VECTORS; v++)
+        set_gate(v, 0, GATE_INTERRUPT);
+    set_gate(VEC_NMI, IST_NMI, GATE_INTERRUPT);
+    set_gate(VEC_DF, IST_DF, GATE_INTERRUPT);
+    set_gate(VEC_MC, IST_MC, GATE_INTERRUPT);
+    /* Trace tests execute int3 and int $0x80 from user mode too. */
+    set_gate(VEC_BP, 0, GATE_INTERRUPT | GATE_DPL3);
+    set_gate(VEC_TEST_SOFTINT, 0, GATE_INTERRUPT | GATE_DPL3);
+    struct { uint16_t limit; uint64_t base; } __attribute__((packed)) d = {
+        sizeof(idt) - 1, (uint64_t)idt,
+    };
+    __asm__ volatile("lidt %0" : : "m"(d));
+}
+
+trap_handler_t trap_set_handler(unsigned vector, trap_handler_t h)
+{
+    trap_handler_t old = handlers[vector];
+    handlers[vector] = h;
+    return old;
+}
+
+void trap_report(const struct trap_frame *f, void (*out)(const char *fmt, ...))
+{
+    char sym[SYMBOL_TEXT_MAX];
+    symbol_format(f->rip, sym, sizeof(sym));
+    out("exception %lu (%s), error code %#lx, at %s\n", f->vector,
+        trap_vector_name((unsigned)f->vector), f->error_code, sym);
+    out("RIP %016lx CS %04lx RFLAGS %016lx CPL %lu\n", f->rip, f->cs, f->rflags, f->cs & 3);
+    out("RSP %016lx SS %04lx CR2 %016lx CR3 %016lx\n", f->rsp, f->ss, read_cr2(), read_cr3());
+    out("RAX %016lx RBX %016lx RCX %016lx RDX %016lx\n", f->rax, f->rbx, f->rcx, f->rdx);
+    out("RSI %016lx RDI %016lx RBP %016lx R8  %016lx\n", f->rsi, f->rdi, f->rbp, f->r8);
+    out("R9  %016lx R10 %016lx R11 %016lx R12 %016lx\n", f->r9, f->r10, f->r11, f->r12);
+    out("R13 %016lx R14 %016lx R15 %016lx\n", f->r13, f->r14, f->r15);
+    if (!trap_from_user(f))
+        backtrace_from(f->rbp, out);
+}
+
+static void default_exception(struct trap_frame *f)
+{
+    uint64_t fixup = extable_lookup(f->rip);
+    if (fixup && !trap_from_user(f)) {
+        extable_last_vector = (unsigned)f->vector;
+        f->rip = fixup;
+        return;
+    }
+    if (recover_from_trap(f, RECOVER_FAULT))
+        return;
+    panic_frame(f, "unexpected exception");
+}
+
+void trap_dispatch(struct trap_frame *f);
+void trap_dispatch(struct trap_frame *f)
+{
+    trap_depth++;
+    if (trap_entry_hook)
+        trap_entry_hook(f);
+    trap_handler_t h = handlers[f->vector];
+    if (h)
+        h(f);
+    else if (f->vector < VEC_NUM_EXCEPTIONS)
+        default_exception(f);
+    else
+        panic_frame(f, "interrupt with no handler");
+    if (trap_depth == 1 && trap_exit_hook)
+        trap_exit_hook(f);
+    trap_depth--;
+}

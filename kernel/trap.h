@@ -1,0 +1,58 @@
+/* Interrupt and exception entry: the saved frame, handler registration, and reports. */
+#ifndef BTSX_KERNEL_TRAP_H
+#define BTSX_KERNEL_TRAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Exception vectors (SDM Vol. 3A, 6.3.1). */
+enum {
+    VEC_DE = 0, VEC_DB = 1, VEC_NMI = 2, VEC_BP = 3, VEC_OF = 4, VEC_BR = 5, VEC_UD = 6,
+    VEC_NM = 7, VEC_DF = 8, VEC_TS = 10, VEC_NP = 11, VEC_SS = 12, VEC_GP = 13, VEC_PF = 14,
+    VEC_MF = 16, VEC_AC = 17, VEC_MC = 18, VEC_XM = 19, VEC_VE = 20, VEC_CP = 21,
+    VEC_NUM_EXCEPTIONS = 32,
+};
+
+/* Vectors btsx assigns. */
+#define VEC_TEST_SOFTINT    0x80    /* `int $0x80` in trace tests */
+#define VEC_TEST_IPI        0xE0    /* self-IPI test vector */
+#define VEC_PMI             0xE8    /* LVT performance counter (BTS threshold) */
+#define VEC_TIMER           0xF0    /* LAPIC timer */
+#define VEC_SPURIOUS        0xFF
+#define NUM_VECTORS         256
+
+/* Laid out by kernel/isr.S: pushed registers, then vector and error code, then the CPU's frame. */
+struct trap_frame {
+    uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
+    uint64_t rbp, rdi, rsi, rdx, rcx, rbx, rax;
+    uint64_t vector, error_code;
+    uint64_t rip, cs, rflags, rsp, ss;
+};
+
+typedef void (*trap_handler_t)(struct trap_frame *f);
+
+void idt_init(void);
+/* Installs a handler for a vector; returns the previous one. */
+trap_handler_t trap_set_handler(unsigned vector, trap_handler_t h);
+/* Entry address of a vector's stub (what an IDT gate points at, and a BTS record's `to`). */
+uint64_t trap_stub_address(unsigned vector);
+/* The IRETQ instruction every stub returns through (a BTS record's `from` when returning). */
+extern const char isr_iretq[];
+
+const char *trap_vector_name(unsigned vector);
+/* Prints an exception report: vector name, error code, symbolised RIP, CR2, registers. */
+void trap_report(const struct trap_frame *f, void (*out)(const char *fmt, ...));
+
+/* Nesting depth of trap handling (0 = ordinary code). */
+extern volatile unsigned trap_depth;
+
+/* Called with the outermost frame just before it returns (used by the BTS model). */
+typedef void (*trap_exit_hook_t)(struct trap_frame *f);
+extern trap_exit_hook_t trap_exit_hook;
+/* Called at every entry before the handler (used by the BTS model to record interrupts). */
+typedef void (*trap_entry_hook_t)(struct trap_frame *f);
+extern trap_entry_hook_t trap_entry_hook;
+
+static inline bool trap_from_user(const struct trap_frame *f) { return (f->cs & 3) != 0; }
+
+#endif

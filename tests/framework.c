@@ -1,0 +1,246 @@
+/* The test runner: selection, containment (faults, hangs), KTAP output, verdict and exit. */
+#include "tests/test.h"
+
+#include <stdarg.h>
+
+#include "kernel/apic.h"
+#include "kernel/bootinfo.h"
+#include "kernel/cmdline.h"
+#include "kernel/console.h"
+#include "kernel/cpu.h"
+#include "kernel/recover.h"
+#include "kernel/shutdown.h"
+#include "kernel/string.h"
+#include "tests/ktap.h"
+
+#define BTSX_VERSION        "0.1.0"
+#define MAX_TESTS           512
+
+extern const struct test_case __tests_start[], __tests_end[];
+extern const struct test_cleanup __cleanup_start[], __cleanup_end[];
+extern const struct test_header __header_start[], __header_end[];
+
+enum outcome { OUT_PASS, OUT_SKIP, OUT_FAIL };  /* ordered: status only gets worse */
+
+static struct ktap ktap;
+static const struct btsx_options *opts;
+static enum outcome outcome;
+static char reason[KTAP_LINE_MAX];
+static uint64_t rng_state, seed;
+static bool reported[MAX_TESTS];
+
+static void ktap_out(const char *line, void *ctx)
+{
+    (void)ctx;
+    kputs(line);
+}
+
+static void vset_outcome(enum outcome o, const char *fmt, va_list ap)
+{
+    if (o < outcome)
+        return;
+    if (o > outcome || reason[0] == '\0')
+        kvsnprintf(reason, sizeof(reason), fmt, ap);
+    outcome = o;
+}
+
+void test_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    va_list aq;
+    va_copy(aq, ap);
+    char msg[KTAP_LINE_MAX];
+    kvsnprintf(msg, sizeof(msg), fmt, aq);
+    va_end(aq);
+    ktap_diag(&ktap, "FAIL: %s", msg);
+    vset_outcome(OUT_FAIL, fmt, ap);
+    va_end(ap);
+}
+
+void test_skip(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vset_outcome(OUT_SKIP, fmt, ap);
+    va_end(ap);
+}
+
+static void vdiag(const char *fmt, va_list ap)
+{
+    char msg[KTAP_LINE_MAX * 2];
+    kvsnprintf(msg, sizeof(msg), fmt, ap);
+    ktap_diag(&ktap, "%s", msg);
+}
+
+void test_diag(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vdiag(fmt, ap);
+    va_end(ap);
+}
+
+void test_info(const char *fmt, ...)
+{
+    if (!opts->verbose)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vdiag(fmt, ap);
+    va_end(ap);
+}
+
+bool test_failed(void) { return outcome == OUT_FAIL; }
+bool test_verbose(void) { return opts->verbose; }
+uint64_t test_seed(void) { return seed; }
+
+uint64_t test_rand(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545F4914F6CDD1DULL;
+}
+
+static bool selected(const struct test_case *tc)
+{
+    if ((tc->flags & TEST_FLAG_SELFTEST) && !opts->selftest)
+        return false;
+    return cmdline_selects(opts, tc->name);
+}
+
+static void watchdog_fired(struct trap_frame *f)
+{
+    if (!recover_from_trap(f, RECOVER_TIMEOUT))
+        kprintf("# watchdog fired outside a test\n");
+}
+
+static void run_fn(void *arg)
+{
+    const struct test_case *tc = arg;
+    irq_enable();
+    tc->fn();
+    irq_disable();
+}
+
+static void cleanup_after_test(void)
+{
+    irq_disable();
+    apic_timer_cancel();
+    for (const struct test_cleanup *c = __cleanup_start; c < __cleanup_end; c++)
+        c->fn();
+    unsigned stuck = apic_eoi_all();
+    if (stuck)
+        ktap_diag(&ktap, "cleanup: %u interrupt(s) left in service, EOI sent", stuck);
+}
+
+static void run_one(const struct test_case *tc, unsigned index)
+{
+    outcome = OUT_PASS;
+    reason[0] = '\0';
+    struct recovery r = { .report = true };
+    unsigned timeout = tc->timeout_ms ? tc->timeout_ms : TEST_TIMEOUT_DEFAULT_MS;
+    uint64_t t0 = rdtsc();
+    apic_timer_oneshot_us((uint64_t)timeout * 1000, watchdog_fired);
+    enum recover_reason why = recover_run(&r, run_fn, (void *)tc);
+    cleanup_after_test();
+    uint64_t us = tsc_to_us(rdtsc() - t0);
+
+    if (opts->verbose)
+        ktap_diag(&ktap, "%s took %lu us", tc->name, us);
+    if (why == RECOVER_TIMEOUT)
+        ktap_result(&ktap, KTAP_TIMEOUT, tc->name, "after %u ms", timeout);
+    else if (why == RECOVER_FAULT)
+        ktap_result(&ktap, KTAP_FAIL, tc->name, NULL);
+    else if (outcome == OUT_FAIL)
+        ktap_result(&ktap, KTAP_FAIL, tc->name, NULL);
+    else if (outcome == OUT_SKIP)
+        ktap_result(&ktap, KTAP_SKIP, tc->name, "%s", reason);
+    else
+        ktap_result(&ktap, KTAP_PASS, tc->name, NULL);
+    if (why == RECOVER_FAULT)
+        ktap_diag(&ktap, "^ %s ended by exception %u (%s)", tc->name, r.fault.vector,
+                  trap_vector_name(r.fault.vector));
+    if (index < MAX_TESTS)
+        reported[index] = true;
+}
+
+static void header_line(const char *fmt, ...)
+{
+    char buf[KTAP_LINE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    kvsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    ktap_header_line(&ktap, "%s", buf);
+}
+
+static void print_header(const char *cmdline)
+{
+    ktap_begin(&ktap, ktap_out, NULL);
+    header_line("btsx %s", BTSX_VERSION);
+    header_line("cpu: %s (family %#x model %#x stepping %u)", cpu_caps.brand, cpu_caps.family,
+                cpu_caps.model, cpu_caps.stepping);
+    header_line("hypervisor: %s", cpu_caps.hypervisor[0] ? cpu_caps.hypervisor : "none");
+    header_line("boot: %s, screen: %s", boot_path_name(boot_info.path), console_screen_name());
+    header_line("cmdline: %s", cmdline);
+    header_line("seed: %lu", seed);
+    header_line("apic: %s, timer %lu Hz (%s), tsc %lu Hz", apic_is_x2apic() ? "x2apic" : "xapic",
+                apic_timer_hz(), apic_timer_source(), tsc_hz());
+    for (const struct test_header *h = __header_start; h < __header_end; h++)
+        h->fn(header_line);
+}
+
+static __attribute__((noreturn)) void finish(enum exit_code code)
+{
+    ktap_summary(&ktap);
+    bool pass = code == EXIT_CODE_PASS;
+    const char *verdict = pass ? "PASS" : code == EXIT_CODE_FAILURE ? "FAIL" : "NO TESTS RUN";
+    kprintf("# verdict: %s\n", verdict);
+    console_set_color(CON_WHITE, pass ? CON_GREEN : CON_RED);
+    kprintf("btsx: %s - %u passed, %u failed, %u skipped\n", verdict, ktap.passed, ktap.failed,
+            ktap.skipped);
+    console_set_color(CON_LIGHT_GREY, CON_BLACK);
+    machine_exit(code);
+}
+
+void test_run_all(const struct btsx_options *opt, const char *cmdline, const char *cmdline_error)
+{
+    opts = opt;
+    seed = opt->seed_set ? opt->seed : rdtsc();
+    rng_state = seed ? seed : 1;
+    print_header(cmdline);
+
+    if (cmdline_error) {
+        ktap_diag(&ktap, "error: bad command line: %s", cmdline_error);
+        ktap_plan(&ktap, 0);
+        finish(EXIT_CODE_NO_TESTS);
+    }
+
+    unsigned n = 0;
+    for (const struct test_case *tc = __tests_start; tc < __tests_end; tc++)
+        n += selected(tc);
+    if (n == 0) {
+        ktap_diag(&ktap, "error: tests=%s selects no test", opt->nglobs ? opt->globs[0] : "");
+        ktap_plan(&ktap, 0);
+        finish(EXIT_CODE_NO_TESTS);
+    }
+    ktap_plan(&ktap, n + 1);    /* + framework.all_reported */
+
+    unsigned index = 0;
+    for (const struct test_case *tc = __tests_start; tc < __tests_end; tc++)
+        if (selected(tc))
+            run_one(tc, index++);
+
+    /* The synthetic last check: every selected test reported exactly once. */
+    unsigned missing = 0;
+    for (unsigned i = 0; i < n && i < MAX_TESTS; i++)
+        missing += !reported[i];
+    if (n > MAX_TESTS || missing || ktap_count(&ktap) != n)
+        ktap_result(&ktap, KTAP_FAIL, "framework.all_reported", NULL);
+    else
+        ktap_result(&ktap, KTAP_PASS, "framework.all_reported", NULL);
+
+    finish(ktap.failed ? EXIT_CODE_FAILURE : EXIT_CODE_PASS);
+}

@@ -16,6 +16,8 @@ NM      := $(CROSS_COMPILE)nm
 HOSTCC  ?= cc
 PYTHON  ?= python3
 B       := build
+# Quiet by default; `make V=1` shows the commands.
+Q       := $(if $(V),,@)
 
 # ------------------------------------------------------------------- kernel
 KCFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -I. \
@@ -26,11 +28,12 @@ KASFLAGS := -g -I. -D__ASSEMBLER__ -fno-pic -fno-pie
 KLDFLAGS := -nostdlib -static -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments \
             -T linker.ld
 
-# Order matters for tests/: suites run in link order.
+# Suites run in link order: the foundations first, then the rest by name.
+SUITES_FIRST := tests/t_boot.c tests/t_cmdline.c tests/t_msr.c tests/t_paging.c tests/t_apic.c
+SUITES := $(SUITES_FIRST) $(filter-out $(SUITES_FIRST),$(sort $(wildcard tests/t_*.c)))
 KSRC := $(wildcard boot/*.S) $(wildcard kernel/*.c) $(wildcard kernel/*.S) \
         $(wildcard ds/*.c) $(wildcard ds/*.S) $(wildcard sched/*.c) $(wildcard sched/*.S) \
-        tests/framework.c tests/ktap.c $(sort $(wildcard tests/t_*.c)) \
-        $(sort $(wildcard tests/t_*.S))
+        tests/framework.c tests/ktap.c $(SUITES) $(sort $(wildcard tests/t_*.S))
 KOBJ := $(patsubst %,$(B)/k/%.o,$(KSRC)) $(B)/k/font.o
 
 FONT := /usr/share/consolefonts/Lat15-Terminus16.psf.gz
@@ -44,11 +47,13 @@ iso: $(B)/btsx.iso
 
 $(B)/k/%.c.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(KCFLAGS) -MMD -MP -c $< -o $@
+	@echo "  CC      $<"
+	$(Q)$(CC) $(KCFLAGS) -MMD -MP -c $< -o $@
 
 $(B)/k/%.S.o: %.S
 	@mkdir -p $(dir $@)
-	$(CC) $(KASFLAGS) -MMD -MP -c $< -o $@
+	@echo "  AS      $<"
+	$(Q)$(CC) $(KASFLAGS) -MMD -MP -c $< -o $@
 
 $(B)/font.psf: $(FONT)
 	@mkdir -p $(B)
@@ -66,15 +71,17 @@ $(B)/k/font.o: $(B)/font.psf
 # Two links: the first gives the addresses, the second embeds them as the symbol table.
 # .ksyms is the last segment, so filling it moves nothing; tools/check-syms.sh proves it.
 $(B)/btsx.elf: $(KOBJ) linker.ld tools/mksyms.sh tools/check-syms.sh
-	$(LD) $(KLDFLAGS) -o $(B)/btsx.pass1.elf $(KOBJ)
-	$(NM) -n $(B)/btsx.pass1.elf | sh tools/mksyms.sh > $(B)/syms.S
-	$(CC) $(KASFLAGS) -c $(B)/syms.S -o $(B)/syms.o
-	$(LD) $(KLDFLAGS) -o $@ $(KOBJ) $(B)/syms.o
-	sh tools/check-syms.sh $(NM) $(B)/btsx.pass1.elf $@
+	@echo "  LD      $@"
+	$(Q)$(LD) $(KLDFLAGS) -o $(B)/btsx.pass1.elf $(KOBJ)
+	$(Q)$(NM) -n $(B)/btsx.pass1.elf | sh tools/mksyms.sh > $(B)/syms.S
+	$(Q)$(CC) $(KASFLAGS) -c $(B)/syms.S -o $(B)/syms.o
+	$(Q)$(LD) $(KLDFLAGS) -o $@ $(KOBJ) $(B)/syms.o
+	$(Q)sh tools/check-syms.sh $(NM) $(B)/btsx.pass1.elf $@
 
 # qemu -kernel loads multiboot1 ELF32 images only: same bytes, 32-bit container.
 $(B)/btsx32.elf: $(B)/btsx.elf
-	$(OBJCOPY) -O elf32-i386 $< $@
+	@echo "  OBJCOPY $@"
+	$(Q)$(OBJCOPY) -O elf32-i386 $< $@
 
 $(B)/btsx.iso: $(B)/btsx.elf grub.cfg
 	@command -v grub-mkrescue >/dev/null || $(MAKE) deps

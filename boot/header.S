@@ -12,8 +12,6 @@
 #define MB2_ARCH_I386       0
 #define MB2_TAG_END         0
 #define MB2_TAG_INFO_REQ    1
-#define MB2_TAG_FRAMEBUFFER 5
-#define MB2_TAG_OPTIONAL    1
 #define MB2_INFO_CMDLINE    1
 #define MB2_INFO_MMAP       6
 #define MB2_INFO_FB         8
@@ -39,16 +37,15 @@ mb2_info_req:
     .long mb2_info_req_end - mb2_info_req
     .long MB2_INFO_CMDLINE
     .long MB2_INFO_MMAP
+    .long MB2_INFO_FB
 mb2_info_req_end:
 
-    /* Any mode: BIOS GRUB keeps text mode (gfxpayload=text), UEFI GRUB must give pixels. */
-    .balign 8
-    .short MB2_TAG_FRAMEBUFFER
-    .short MB2_TAG_OPTIONAL
-    .long 20
-    .long 0                             /* width: no preference */
-    .long 0                             /* height */
-    .long 32                            /* depth */
+    /*
+     * The framebuffer is asked for as information only, without a framebuffer header tag:
+     * with that tag GRUB switches a BIOS machine to a graphics mode, without it BIOS GRUB
+     * keeps VGA text and UEFI GRUB (which has no text mode) still sets a linear framebuffer
+     * and describes it in the framebuffer information tag.
+     */
 
     .balign 8
     .short MB2_TAG_END

@@ -14,7 +14,7 @@
 
 #define RPL_USER        3
 
-#define BOOT_STACK_SIZE 16384
+#define BOOT_STACK_SIZE 65536
 #define IST_STACK_SIZE  8192
 
 /* Loader magics in EAX at entry. */

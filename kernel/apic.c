@@ -103,7 +103,7 @@ static void timer_irq(struct trap_frame *f)
 
 static void spurious_irq(struct trap_frame *f) { (void)f; /* no EOI for spurious vectors */ }
 
-uint64_t apic_timer_measure_hz(unsigned ms)
+uint64_t apic_timer_measure_hz(unsigned ms, uint64_t *tsc)
 {
     apic_write(APIC_TIMER_DIV, APIC_TIMER_DIV_16);
     apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED | VEC_TIMER);
@@ -115,7 +115,7 @@ uint64_t apic_timer_measure_hz(unsigned ms)
     uint32_t left = apic_read(APIC_TIMER_CUR);
     uint64_t t1 = rdtsc();
     apic_write(APIC_TIMER_INIT, 0);
-    tsc_hz_ = (t1 - t0) * 1000 / ms;
+    *tsc = (t1 - t0) * 1000 / ms;
     return (uint64_t)(0xFFFFFFFFu - left) * 1000 / ms;
 }
 
@@ -132,7 +132,7 @@ static void timer_calibrate(void)
             return;
         }
     }
-    timer_hz_ = apic_timer_measure_hz(CALIBRATE_MS);
+    timer_hz_ = apic_timer_measure_hz(CALIBRATE_MS, &tsc_hz_);
     if (timer_hz_ == 0)
         panic("LAPIC timer does not count (PIT calibration gave 0 Hz)");
 }

@@ -60,11 +60,13 @@ void apic_self_nmi(void);
 uint64_t apic_timer_hz(void);
 const char *apic_timer_source(void);    /* "pit" or "cpuid-0x15" */
 struct trap_frame;
-/* fn runs in the timer interrupt, with the interrupted frame (the watchdog redirects it). */
+/* Arms the one-shot timer; fn runs in the timer interrupt with the interrupted frame.
+ * kernel/timer.h multiplexes it: use that, not this. */
 void apic_timer_oneshot_us(uint64_t us, void (*fn)(struct trap_frame *f));
 void apic_timer_cancel(void);
-/* Counts the LAPIC timer against the PIT over `ms`: for the rate test. */
-uint64_t apic_timer_measure_hz(unsigned ms);
+/* Counts the LAPIC timer and the TSC against the PIT over `ms` (for calibration and the
+ * rate test); returns LAPIC timer Hz at the divider in use, TSC Hz in *tsc. */
+uint64_t apic_timer_measure_hz(unsigned ms, uint64_t *tsc);
 
 /* TSC frequency, calibrated with the LAPIC timer. */
 uint64_t tsc_hz(void);

@@ -17,11 +17,14 @@ struct tss {
 extern uint64_t gdt[GDT_ENTRIES];
 static struct tss tss __attribute__((aligned(16)));
 static uint8_t ist_stacks[IST_COUNT][IST_STACK_SIZE] __attribute__((aligned(16)));
+/* Where traps from user mode land until the scheduler gives each user task its own. */
+static uint8_t rsp0_stack[BOOT_STACK_SIZE] __attribute__((aligned(16)));
 
 void gdt_init(void)
 {
     for (unsigned i = 0; i < IST_COUNT; i++)
         tss.ist[i] = (uint64_t)&ist_stacks[i][IST_STACK_SIZE];
+    tss.rsp[0] = (uint64_t)&rsp0_stack[sizeof(rsp0_stack)];
     tss.iomap_base = sizeof(tss);   /* no I/O bitmap: user mode gets no port access */
 
     uint64_t base = (uint64_t)&tss, limit = sizeof(tss) - 1;

@@ -33,6 +33,13 @@ static void __attribute__((noreturn, used)) recover_trampoline(void)
     kjmp_long(top->jb, 1);
 }
 
+void recover_propagate(enum recover_reason why)
+{
+    top->reason = why;
+    trap_depth = top->trap_depth;
+    kjmp_long(top->jb, 1);
+}
+
 bool recover_from_trap(struct trap_frame *f, enum recover_reason why)
 {
     struct recovery *r = top;

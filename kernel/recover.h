@@ -41,6 +41,8 @@ enum recover_reason recover_run(struct recovery *r, void (*fn)(void *), void *ar
  * there is none (the caller must then panic). */
 bool recover_from_trap(struct trap_frame *f, enum recover_reason why);
 bool recover_active(void);
+/* From ordinary code: end the innermost recovery point's function too, with this reason. */
+__attribute__((noreturn)) void recover_propagate(enum recover_reason why);
 struct recovery *recover_current(void);
 
 /* Save/restore of callee-saved state (kernel/kjmp.S). */

@@ -11,6 +11,7 @@
 #include "kernel/recover.h"
 #include "kernel/shutdown.h"
 #include "kernel/string.h"
+#include "kernel/timer.h"
 #include "tests/ktap.h"
 
 #define BTSX_VERSION        "0.1.0"
@@ -28,6 +29,23 @@ static enum outcome outcome;
 static char reason[KTAP_LINE_MAX];
 static uint64_t rng_state, seed;
 static bool reported[MAX_TESTS];
+static const struct test_case *order[MAX_TESTS];
+
+/* The compiler may emit a file's descriptors in any order; put them back in source order:
+ * files keep their link order, tests within a file go by line. */
+static unsigned collect_tests(void)
+{
+    unsigned n = 0;
+    for (const struct test_case *tc = __tests_start; tc < __tests_end && n < MAX_TESTS; tc++) {
+        unsigned i = n++;
+        while (i > 0 && order[i - 1]->file == tc->file && order[i - 1]->line > tc->line) {
+            order[i] = order[i - 1];
+            i--;
+        }
+        order[i] = tc;
+    }
+    return n;
+}
 
 static void ktap_out(const char *line, void *ctx)
 {
@@ -91,6 +109,16 @@ void test_info(const char *fmt, ...)
     va_end(ap);
 }
 
+bool test_expect_fault(void (*fn)(void *), void *arg, struct fault_info *fault)
+{
+    struct recovery r = { .report = false };
+    enum recover_reason why = recover_run(&r, fn, arg);
+    if (why == RECOVER_TIMEOUT)
+        recover_propagate(why);     /* the watchdog is the test's, not the probe's */
+    *fault = r.fault;
+    return why == RECOVER_FAULT;
+}
+
 bool test_failed(void) { return outcome == OUT_FAIL; }
 bool test_verbose(void) { return opts->verbose; }
 uint64_t test_seed(void) { return seed; }
@@ -110,8 +138,9 @@ static bool selected(const struct test_case *tc)
     return cmdline_selects(opts, tc->name);
 }
 
-static void watchdog_fired(struct trap_frame *f)
+static void watchdog_fired(struct trap_frame *f, void *arg)
 {
+    (void)arg;
     if (!recover_from_trap(f, RECOVER_TIMEOUT))
         kprintf("# watchdog fired outside a test\n");
 }
@@ -127,7 +156,7 @@ static void run_fn(void *arg)
 static void cleanup_after_test(void)
 {
     irq_disable();
-    apic_timer_cancel();
+    timer_cancel_all();
     for (const struct test_cleanup *c = __cleanup_start; c < __cleanup_end; c++)
         c->fn();
     unsigned stuck = apic_eoi_all();
@@ -142,7 +171,7 @@ static void run_one(const struct test_case *tc, unsigned index)
     struct recovery r = { .report = true };
     unsigned timeout = tc->timeout_ms ? tc->timeout_ms : TEST_TIMEOUT_DEFAULT_MS;
     uint64_t t0 = rdtsc();
-    apic_timer_oneshot_us((uint64_t)timeout * 1000, watchdog_fired);
+    timer_start_us((uint64_t)timeout * 1000, watchdog_fired, NULL);
     enum recover_reason why = recover_run(&r, run_fn, (void *)tc);
     cleanup_after_test();
     uint64_t us = tsc_to_us(rdtsc() - t0);
@@ -183,7 +212,9 @@ static void print_header(const char *cmdline)
     header_line("cpu: %s (family %#x model %#x stepping %u)", cpu_caps.brand, cpu_caps.family,
                 cpu_caps.model, cpu_caps.stepping);
     header_line("hypervisor: %s", cpu_caps.hypervisor[0] ? cpu_caps.hypervisor : "none");
-    header_line("boot: %s, screen: %s", boot_path_name(boot_info.path), console_screen_name());
+    header_line("boot: %s, screen: %s %ux%u%s", boot_path_name(boot_info.path),
+                console_screen_name(), boot_info.fb.width, boot_info.fb.height,
+                boot_info.screen == SCREEN_KIND_RGB ? " rgb" : "");
     header_line("cmdline: %s", cmdline);
     header_line("seed: %lu", seed);
     header_line("apic: %s, timer %lu Hz (%s), tsc %lu Hz", apic_is_x2apic() ? "x2apic" : "xapic",
@@ -218,26 +249,27 @@ void test_run_all(const struct btsx_options *opt, const char *cmdline, const cha
         finish(EXIT_CODE_NO_TESTS);
     }
 
-    unsigned n = 0;
-    for (const struct test_case *tc = __tests_start; tc < __tests_end; tc++)
-        n += selected(tc);
+    unsigned total = collect_tests(), n = 0;
+    for (unsigned i = 0; i < total; i++)
+        n += selected(order[i]);
     if (n == 0) {
-        ktap_diag(&ktap, "error: tests=%s selects no test", opt->nglobs ? opt->globs[0] : "");
+        ktap_diag(&ktap, "error: the selection matches no test (%u glob(s) given, %u tests built)",
+                  opt->nglobs, total);
         ktap_plan(&ktap, 0);
         finish(EXIT_CODE_NO_TESTS);
     }
     ktap_plan(&ktap, n + 1);    /* + framework.all_reported */
 
     unsigned index = 0;
-    for (const struct test_case *tc = __tests_start; tc < __tests_end; tc++)
-        if (selected(tc))
-            run_one(tc, index++);
+    for (unsigned i = 0; i < total; i++)
+        if (selected(order[i]))
+            run_one(order[i], index++);
 
     /* The synthetic last check: every selected test reported exactly once. */
     unsigned missing = 0;
     for (unsigned i = 0; i < n && i < MAX_TESTS; i++)
         missing += !reported[i];
-    if (n > MAX_TESTS || missing || ktap_count(&ktap) != n)
+    if (total == MAX_TESTS || missing || ktap_count(&ktap) != n)
         ktap_result(&ktap, KTAP_FAIL, "framework.all_reported", NULL);
     else
         ktap_result(&ktap, KTAP_PASS, "framework.all_reported", NULL);

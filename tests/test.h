@@ -21,13 +21,16 @@ struct test_case {
     void (*fn)(void);
     unsigned timeout_ms;
     unsigned flags;
+    const char *file;       /* tests run in link order of files, declaration order within */
+    unsigned line;
 };
 
 #define TEST_FLAGS(suite, case, description, timeout, fl)                                  \
     static void test_##suite##_##case(void);                                               \
     static const struct test_case tc_##suite##_##case                                      \
         __attribute__((used, section(".btsx_tests." #suite "." #case), aligned(8))) = {    \
-            #suite "." #case, description, test_##suite##_##case, timeout, fl,             \
+            #suite "." #case, description, test_##suite##_##case, timeout, fl, __FILE__,   \
+            __LINE__,                                                                      \
     };                                                                                     \
     static void test_##suite##_##case(void)
 #define TEST(suite, case, description, timeout) TEST_FLAGS(suite, case, description, timeout, 0)
@@ -39,6 +42,10 @@ void test_diag(const char *fmt, ...) BTSX_PRINTF_LIKE(1, 2);
 /* Diagnostics shown only with `verbose`. */
 void test_info(const char *fmt, ...) BTSX_PRINTF_LIKE(1, 2);
 bool test_failed(void);
+struct fault_info;
+/* Runs fn(arg) and reports whether it faulted, with the details; a watchdog timeout inside
+ * still ends the test. */
+bool test_expect_fault(void (*fn)(void *), void *arg, struct fault_info *fault);
 bool test_verbose(void);
 
 #define CHECK(cond, ...)                                                                   \

@@ -1,9 +1,9 @@
 #!/bin/sh
 # Turns `nm -n` output of the first link into the assembly of the embedded symbol table.
 # Usage: nm -n btsx.elf | tools/mksyms.sh > syms.S
-# Only text, data and read-only symbols are kept (types T t D d R r B b); duplicates at the
-# same address keep the first name so lookups are deterministic.
-awk '
+# Only text, data and read-only symbols are kept (types T t D d R r B b). Where several names
+# share an address, a lookup gives the last of them in nm's order (deterministic for a build).
+awk 'BEGIN { n = 0 }
 $2 ~ /^[TtDdRrBb]$/ && $3 !~ /^(\.L|\$)/ {
     addr[n] = $1; name[n] = $3; n++
 }

@@ -1,0 +1,28 @@
+#include "boot/layout.h"
+#include "kernel/msr-index.h"
+
+    .text
+    .globl user_enter
+user_enter:
+    pushq $(GDT_USER_DS | RPL_USER)
+    pushq %rsi
+    pushq $(RFLAGS_IF | RFLAGS_FIXED)
+    pushq $(GDT_USER_CS | RPL_USER)
+    pushq %rdi
+    mov %rdx, %rdi
+    /* Nothing of the kernel's registers leaks to user mode. */
+    xor %eax, %eax
+    xor %ebx, %ebx
+    xor %ecx, %ecx
+    xor %edx, %edx
+    xor %esi, %esi
+    xor %ebp, %ebp
+    xor %r8d, %r8d
+    xor %r9d, %r9d
+    xor %r10d, %r10d
+    xor %r11d, %r11d
+    xor %r12d, %r12d
+    xor %r13d, %r13d
+    xor %r14d, %r14d
+    xor %r15d, %r15d
+    iretq

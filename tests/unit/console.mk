@@ -1,0 +1,36 @@
+# Host unit tests of the screen consoles: kernel/vga.c (text mode) and kernel/fbcon.c
+# (framebuffer). Included by the top-level Makefile; `make unit` runs them from the repo root.
+#
+# test_fbcon reads the console font at run time from $(B)/unit/font.psf (the kernel's font,
+# gunzipped here) and writes one rendered screen to $(B)/unit/fbcon.ppm for eyeballing.
+
+# Rules here must not become the default goal of the top-level Makefile.
+console_mk_default_goal := $(.DEFAULT_GOAL)
+
+# The font the kernel links (the top-level FONT) unless told otherwise.
+CONSOLE_FONT_GZ ?= $(or $(FONT),/usr/share/consolefonts/Lat15-Terminus16.psf.gz)
+
+CONSOLE_UNIT_FONT := $(B)/unit/font.psf
+CONSOLE_UNIT_PPM  := $(B)/unit/fbcon.ppm
+
+UNIT_TESTS += $(B)/unit/test_vga $(B)/unit/test_fbcon
+
+$(CONSOLE_UNIT_FONT): $(CONSOLE_FONT_GZ)
+	@mkdir -p $(@D)
+	gzip -dc $< > $@.tmp
+	mv $@.tmp $@
+
+$(B)/unit/test_vga: tests/unit/test_vga.c kernel/vga.c kernel/vga.h kernel/con_color.h \
+		    kernel/errno.h
+	@mkdir -p $(@D)
+	$(HOSTCC) $(UNIT_CFLAGS) -o $@ tests/unit/test_vga.c kernel/vga.c $(UNIT_LIBS)
+
+# The font is a prerequisite so that `make unit` has it before running the test.
+$(B)/unit/test_fbcon: tests/unit/test_fbcon.c kernel/fbcon.c kernel/fbcon.h kernel/con_color.h \
+		      kernel/errno.c kernel/errno.h $(CONSOLE_UNIT_FONT)
+	@mkdir -p $(@D)
+	$(HOSTCC) $(UNIT_CFLAGS) -DFBCON_TEST_FONT='"$(CONSOLE_UNIT_FONT)"' \
+		-DFBCON_TEST_PPM='"$(CONSOLE_UNIT_PPM)"' \
+		-o $@ tests/unit/test_fbcon.c kernel/fbcon.c kernel/errno.c $(UNIT_LIBS)
+
+.DEFAULT_GOAL := $(console_mk_default_goal)

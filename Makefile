@@ -33,7 +33,8 @@ SUITES_FIRST := tests/t_boot.c tests/t_cmdline.c tests/t_msr.c tests/t_paging.c 
 SUITES := $(SUITES_FIRST) $(filter-out $(SUITES_FIRST),$(sort $(wildcard tests/t_*.c)))
 KSRC := $(wildcard boot/*.S) $(wildcard kernel/*.c) $(wildcard kernel/*.S) \
         $(wildcard ds/*.c) $(wildcard ds/*.S) $(wildcard sched/*.c) $(wildcard sched/*.S) \
-        tests/framework.c tests/ktap.c $(SUITES) $(sort $(wildcard tests/t_*.S))
+        $(filter-out tests/t_%,$(sort $(wildcard tests/*.c))) $(SUITES) \
+        $(sort $(wildcard tests/*.S))
 KOBJ := $(patsubst %,$(B)/k/%.o,$(KSRC)) $(B)/k/font.o
 
 FONT := /usr/share/consolefonts/Lat15-Terminus16.psf.gz

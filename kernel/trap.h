@@ -2,6 +2,15 @@
 #ifndef BTSX_KERNEL_TRAP_H
 #define BTSX_KERNEL_TRAP_H
 
+/* Vectors btsx assigns (usable from assembly). */
+#define VEC_TEST_SOFTINT    0x80    /* `int $0x80` in trace tests */
+#define VEC_TEST_IPI        0xE0    /* self-IPI test vector */
+#define VEC_PMI             0xE8    /* LVT performance counter (BTS threshold) */
+#define VEC_TIMER           0xF0    /* LAPIC timer */
+#define VEC_SPURIOUS        0xFF
+#define NUM_VECTORS         256
+
+#ifndef __ASSEMBLER__
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -12,14 +21,6 @@ enum {
     VEC_MF = 16, VEC_AC = 17, VEC_MC = 18, VEC_XM = 19, VEC_VE = 20, VEC_CP = 21,
     VEC_NUM_EXCEPTIONS = 32,
 };
-
-/* Vectors btsx assigns. */
-#define VEC_TEST_SOFTINT    0x80    /* `int $0x80` in trace tests */
-#define VEC_TEST_IPI        0xE0    /* self-IPI test vector */
-#define VEC_PMI             0xE8    /* LVT performance counter (BTS threshold) */
-#define VEC_TIMER           0xF0    /* LAPIC timer */
-#define VEC_SPURIOUS        0xFF
-#define NUM_VECTORS         256
 
 /* Laid out by kernel/isr.S: pushed registers, then vector and error code, then the CPU's frame. */
 struct trap_frame {
@@ -54,5 +55,6 @@ typedef void (*trap_entry_hook_t)(struct trap_frame *f);
 extern trap_entry_hook_t trap_entry_hook;
 
 static inline bool trap_from_user(const struct trap_frame *f) { return (f->cs & 3) != 0; }
+#endif /* __ASSEMBLER__ */
 
 #endif

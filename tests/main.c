@@ -1,4 +1,9 @@
-/* kmain: bring the machine up in dependency order, then hand over to the test runner. */
+/*
+ * kmain: bring the machine up in dependency order (kernel, then the DS layer), then hand over
+ * to the test runner. It lives in tests/, the top of the dependency chain, because it is the
+ * one place that knows every layer.
+ */
+#include "ds/bts.h"
 #include "kernel/apic.h"
 #include "kernel/bootinfo.h"
 #include "kernel/cmdline.h"
@@ -69,6 +74,7 @@ void kmain(uint32_t magic, uint64_t info)
     bool bad = cmdline_parse(cmdline, &options, err, sizeof(err)) != 0;
 
     apic_init(options.apic);
+    ds_init(&options);
     shutdown_set_method(options.exit);
     test_run_all(&options, cmdline, bad ? err : NULL);
 }

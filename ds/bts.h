@@ -1,0 +1,119 @@
+/*
+ * The DS/BTS layer and its tracer API (the 2007 review's design): a trace owns a DS area, a
+ * small hardware buffer and a larger ring; the threshold interrupt drains the one into the
+ * other under an overflow policy. One trace at a time is loaded on the CPU (bts_attach, or the
+ * scheduler's ds_switch at every context switch); the untraced state is a per-CPU DS area
+ * with recording off.
+ *
+ *   configure -> attach -> enable ... [PMI: drain] ... disable -> count/get/drain/clear
+ */
+#ifndef BTSX_DS_BTS_H
+#define BTSX_DS_BTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ds/layout.h"
+#include "ds/record.h"
+#include "ds/ring.h"
+
+struct btsx_options;
+struct bts_backend;
+
+/* What to record. */
+#define BTS_EVENTS_BRANCHES     (1u << 0)
+#define BTS_EVENTS_TIMESTAMPS   (1u << 1)   /* arrival/departure records at context switches */
+#define BTS_CPL_KERNEL          (1u << 0)   /* record transfers that land at CPL 0 */
+#define BTS_CPL_USER            (1u << 1)   /* ... at CPL 3 */
+
+/* Memory one trace may use (DS page + hardware buffer + ring). */
+#define BTS_QUOTA_BYTES_DEFAULT (32ULL << 20)
+
+struct bts_config {
+    uint32_t hw_records;        /* hardware buffer, >= BTS_MIN_RECORDS */
+    uint32_t thresh_records;    /* interrupt mode: threshold from base; 0 = Linux's default */
+    enum bts_buf_mode mode;     /* circular: records stay in the hardware buffer */
+    uint32_t ring_records;      /* interrupt mode: the ring the PMI drains into */
+    enum bts_policy policy;     /* interrupt mode: wrap, stop or stream */
+    unsigned events;            /* BTS_EVENTS_* */
+    unsigned cpl;               /* BTS_CPL_*; 0 records nothing (both OFF bits set) */
+};
+
+struct bts_trace;
+/* Stream policy: the ring is full and records are waiting. The tracer must drain (return 0);
+ * the scheduler's version suspends the traced task until its tracer has drained. */
+typedef int (*bts_full_fn)(struct bts_trace *t, void *arg);
+/* Stop policy: recording stopped on a full ring. */
+typedef void (*bts_stop_fn)(struct bts_trace *t, void *arg);
+
+struct bts_trace {
+    struct bts_config cfg;
+    bool configured;
+    bool enabled;               /* the tracer asked for recording */
+    bool stopped;               /* the stop policy ended recording */
+    struct ds_area *ds;
+    struct bts_record *buf;
+    struct bts_ring ring;
+    uint64_t debugctl;          /* DEBUGCTL while recording */
+    uint64_t bytes;             /* memory charged to the quota */
+    uint64_t pmis;              /* threshold interrupts taken for this trace */
+    uint64_t stream_waits;      /* times the stream policy had to wait for the tracer */
+    bts_full_fn on_full;
+    bts_stop_fn on_stop;
+    void *cb_arg;
+};
+
+struct bts_status {
+    struct bts_config cfg;
+    bool enabled, stopped, overflowed;
+    uint64_t count;             /* records available to get/drain */
+    uint64_t lost;
+    uint64_t pmis, stream_waits;
+    uint64_t spurious_pmis;     /* CPU-wide */
+};
+
+/* Backend selection and probe (ds/probe.c). */
+void ds_init(const struct btsx_options *opt);
+const struct bts_backend *bts_backend(void);
+/* False when backend=hw was forced on a machine whose probe failed: why is the reason. */
+bool bts_available(const char **why);
+const char *bts_backend_reason(void);
+bool bts_hw_probe_passed(const char **why);
+/* Switches the backend (the differential test); only with recording off. */
+int bts_use_backend(const struct bts_backend *b);
+
+/* Tracer API (ds/trace.c). Errors are E_* codes; a failed call changes nothing. */
+int bts_configure(struct bts_trace *t, const struct bts_config *cfg);
+void bts_release(struct bts_trace *t);
+void bts_set_callbacks(struct bts_trace *t, bts_full_fn full, bts_stop_fn stop, void *arg);
+int bts_attach(struct bts_trace *t);        /* load t's DS area on this CPU, recording off */
+void bts_detach(void);                      /* back to the CPU's idle DS area */
+struct bts_trace *bts_current(void);
+int bts_enable(struct bts_trace *t);
+int bts_disable(struct bts_trace *t);
+int bts_status(struct bts_trace *t, struct bts_status *st);
+uint64_t bts_count(struct bts_trace *t);
+int bts_get(struct bts_trace *t, uint64_t i, struct bts_event *out);
+int64_t bts_get_range(struct bts_trace *t, uint64_t first, uint64_t n, struct bts_event *out);
+/* Raw hardware-format records, oldest first (tests compare these with expectations). */
+int64_t bts_get_raw(struct bts_trace *t, uint64_t first, uint64_t n, struct bts_record *out);
+int64_t bts_drain(struct bts_trace *t, struct bts_event *out, uint64_t max);
+int64_t bts_drain_raw(struct bts_trace *t, struct bts_record *out, uint64_t max);
+int bts_clear(struct bts_trace *t);
+void bts_set_quota(uint64_t bytes);
+
+/* Runs fn(arg) with t recording: enable, call, disable, with a fixed branch shape so that
+ * the records around fn are known exactly (ds/harness.S and the tests' expectations). */
+int bts_run(struct bts_trace *t, void (*fn)(void *), void *arg);
+extern const char bts_run_enabled[], bts_run_call[], bts_run_returned[], bts_run_disable[];
+
+/* The context-switch hook (the scheduler calls it; ds/ never includes sched/). */
+void ds_switch(struct bts_trace *prev, struct bts_trace *next);
+
+/* The threshold interrupt (ds/pmi.c). */
+void bts_pmi_init(bool nmi);
+uint64_t bts_spurious_pmis(void);
+/* Moves what the hardware buffer holds into t's ring (recording must be off). */
+void bts_drain_hw(struct bts_trace *t);
+
+#endif

@@ -1,0 +1,32 @@
+/*
+ * The model's register writes. DEBUGCTL is stored first, so that turning recording off stops
+ * records at once; then ds/model.c decides what RFLAGS.TF must become. When it turns TF on
+ * here, the instruction after POPFQ (the RET at bts_model_write_ret) is the first one stepped:
+ * like WRMSR;RET on hardware, the first record is that RET.
+ */
+#include "kernel/msr-index.h"
+
+#define TF_SET   1
+#define TF_CLEAR 0
+
+    .text
+    .globl bts_model_write_debugctl, bts_model_write_ret
+bts_model_write_debugctl:
+    mov %rdi, bts_model_debugctl(%rip)
+    push %rbx                           /* keeps the stack 16-byte aligned for the call */
+    call bts_model_debugctl_changed
+    pop %rbx
+    cmp $TF_SET, %eax
+    je 1f
+    cmp $TF_CLEAR, %eax
+    je 2f
+    ret                                 /* inside a trap handler: the exit hook sets TF */
+1:  pushfq
+    orq $RFLAGS_TF, (%rsp)
+    popfq
+bts_model_write_ret:
+    ret
+2:  pushfq
+    andq $~RFLAGS_TF, (%rsp)
+    popfq
+    ret

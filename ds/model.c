@@ -1,0 +1,226 @@
+#include "ds/model.h"
+
+#include "ds/backend.h"
+#include "ds/decode.h"
+#include "ds/layout.h"
+#include "ds/record.h"
+#include "kernel/apic.h"
+#include "kernel/cpu.h"
+#include "kernel/panic.h"
+#include "kernel/paging.h"
+#include "kernel/recover.h"
+#include "kernel/string.h"
+#include "kernel/trap.h"
+
+#define DEBUGCTL_RECORDING  (DEBUGCTL_TR | DEBUGCTL_BTS)
+/* Bits the model implements; others read back as written but do nothing. */
+#define DR6_RESET           0xFFFF0FF0ULL
+#define PAGE_OFFSET_MASK    (PAGE_SIZE - 1)
+
+/* What bts_model_write_debugctl() must do with RFLAGS.TF (ds/model.S). */
+enum { TF_CLEAR = 0, TF_SET = 1, TF_LEAVE = 2 };
+
+/* The shadow registers. */
+uint64_t bts_model_debugctl;
+static uint64_t model_ds_area;
+
+/* The instruction the next #DB will have executed. */
+static uint64_t prev_rip;
+static bool prev_valid;
+static struct model_stats stats;
+static bool bare_mode;
+static uint64_t bare_steps;
+
+uint64_t bts_model_read_debugctl(void) { return bts_model_debugctl; }
+uint64_t bts_model_read_ds_area(void) { return model_ds_area; }
+void bts_model_write_ds_area(uint64_t v) { model_ds_area = v; }
+
+static bool recording(void)
+{
+    return (bts_model_debugctl & DEBUGCTL_RECORDING) == DEBUGCTL_RECORDING;
+}
+
+int bts_model_debugctl_changed(void);
+int bts_model_debugctl_changed(void)
+{
+    /* Inside a trap handler RFLAGS belongs to the handler: the exit hook sets the frame's TF. */
+    if (trap_depth > 0)
+        return TF_LEAVE;
+    if (recording()) {
+        prev_rip = (uint64_t)bts_model_write_ret;
+        prev_valid = true;
+        return TF_SET;
+    }
+    prev_valid = false;
+    return TF_CLEAR;
+}
+
+const struct bts_backend bts_backend_model = {
+    .name = "model",
+    .read_debugctl = bts_model_read_debugctl,
+    .write_debugctl = bts_model_write_debugctl,
+    .read_ds_area = bts_model_read_ds_area,
+    .write_ds_area = bts_model_write_ds_area,
+    .write_ret = (uint64_t)bts_model_write_ret,
+};
+
+/* Raises the threshold interrupt the way the CPU does: through LVT PC, masking it. */
+static void raise_pmi(void)
+{
+    uint32_t lvt = apic_read(APIC_LVT_PC);
+    if (lvt & APIC_LVT_MASKED)
+        return;     /* one already delivered and not yet acknowledged, or masked by software */
+    apic_write(APIC_LVT_PC, lvt | APIC_LVT_MASKED);
+    if ((lvt & APIC_LVT_DM_MASK) == APIC_LVT_DM_NMI)
+        apic_self_nmi();
+    else
+        apic_self_ipi(lvt & APIC_LVT_VECTOR);
+    stats.pmis++;
+}
+
+/* Stores one record with the hardware's rules (bts-reference.md §2, §3). */
+static void store(uint64_t from, uint64_t to, unsigned cpl_after)
+{
+    uint64_t dbg = bts_model_debugctl;
+    /* The CPL filter applies to the CPL after the transfer (bts-reference.md §4). */
+    if ((cpl_after == 0 && (dbg & DEBUGCTL_BTS_OFF_OS)) ||
+        (cpl_after != 0 && (dbg & DEBUGCTL_BTS_OFF_USR))) {
+        stats.filtered++;
+        return;
+    }
+    struct ds_area *ds = (struct ds_area *)model_ds_area;
+    if (!ds)
+        return;
+    uint64_t idx = ds->bts_index;
+    if (idx >= ds->bts_abs_max && (dbg & DEBUGCTL_BTINT)) {
+        /* Interrupt mode and full: the PMI is overdue. What hardware does here is open
+         * (bts-reference.md §4); the model drops the record and keeps the full buffer. */
+        stats.dropped++;
+        raise_pmi();
+        return;
+    }
+    /* An index outside the buffer is undefined on hardware; the model restarts at base. */
+    if (idx < ds->bts_base || idx + BTS_RECORD_SIZE > ds->bts_abs_max)
+        idx = ds->bts_base;
+    *(struct bts_record *)idx = (struct bts_record){ from, to, 0 };
+    idx += BTS_RECORD_SIZE;
+    if (idx >= ds->bts_abs_max && !(dbg & DEBUGCTL_BTINT))
+        idx = ds->bts_base;     /* circular mode wraps */
+    ds->bts_index = idx;
+    stats.records++;
+    if ((dbg & DEBUGCTL_BTINT) && idx >= ds->bts_thresh)
+        raise_pmi();
+}
+
+/* Copies the bytes of the instruction at rip without touching a page it does not use. */
+static size_t fetch(uint64_t rip, uint8_t *buf, size_t want)
+{
+    size_t n = PAGE_SIZE - (rip & PAGE_OFFSET_MASK);
+    if (n > want)
+        n = want;
+    bool user = rip >= USER_BASE && rip < USER_END;
+    if (user)
+        user_access_begin();
+    memcpy(buf, (const void *)rip, n);
+    if (user)
+        user_access_end();
+    return n;
+}
+
+static void decode_and_store(uint64_t from, uint64_t to, unsigned cpl_after)
+{
+    uint8_t buf[INSN_MAX_LEN];
+    struct insn in;
+    size_t have = fetch(from, buf, INSN_MAX_LEN);
+    int len = insn_decode(buf, have, from, &in);
+    if (len == INSN_ERR_TRUNCATED && have < INSN_MAX_LEN) {
+        /* It executed, so the rest of it is on the next page. */
+        have += fetch(from + have, buf + have, INSN_MAX_LEN - have);
+        len = insn_decode(buf, have, from, &in);
+    }
+    if (len < 0) {
+        stats.undecodable++;
+        return;
+    }
+    if (!insn_is_branch(&in))
+        return;
+    if (insn_is_conditional(&in) && to == from + in.len)
+        return;     /* not taken */
+    store(from, to, cpl_after);
+}
+
+static void model_db(struct trap_frame *f)
+{
+    uint64_t dr6 = read_dr6();
+    write_dr6(DR6_RESET);
+    if (!(dr6 & DR6_BS)) {
+        if (!recover_from_trap(f, RECOVER_FAULT))
+            panic_frame(f, "#DB that is not a single step");
+        return;
+    }
+    stats.steps++;
+    if (bare_mode) {
+        bare_steps++;
+        return;
+    }
+    if (!recording()) {
+        f->rflags &= ~RFLAGS_TF;    /* a stale TF: stop stepping */
+        prev_valid = false;
+        return;
+    }
+    if (prev_valid)
+        decode_and_store(prev_rip, f->rip, f->cs & 3);
+    prev_rip = f->rip;
+    prev_valid = true;
+}
+
+/* An interrupt or exception delivered to traced code: record the transfer to its handler. */
+static void model_trap_entry(struct trap_frame *f)
+{
+    if (f->vector == VEC_DB || !(f->rflags & RFLAGS_TF) || !recording())
+        return;
+    /* A trap raised by the instruction just executed (INT n, INT3, INT1) leaves RIP after it;
+     * then the record's source is that instruction. Faults and external interrupts report
+     * the instruction not yet executed, which is where the model expects to be. */
+    uint64_t from = (prev_valid && f->rip != prev_rip) ? prev_rip : f->rip;
+    store(from, trap_stub_address((unsigned)f->vector), 0);
+    prev_valid = false;
+}
+
+/* Back to traced code: record the IRETQ and keep stepping. */
+static void model_trap_exit(struct trap_frame *f)
+{
+    if (f->vector == VEC_DB || !(f->rflags & RFLAGS_TF))
+        return;
+    if (!recording()) {
+        f->rflags &= ~RFLAGS_TF;
+        prev_valid = false;
+        return;
+    }
+    store((uint64_t)isr_iretq, f->rip, f->cs & 3);
+    prev_rip = f->rip;
+    prev_valid = true;
+}
+
+void model_init(void)
+{
+    trap_set_handler(VEC_DB, model_db);
+    trap_entry_hook = model_trap_entry;
+    trap_exit_hook = model_trap_exit;
+}
+
+void model_reset(void)
+{
+    bts_model_debugctl = 0;
+    prev_valid = false;
+    bare_mode = false;
+}
+
+void model_get_stats(struct model_stats *s) { *s = stats; }
+
+uint64_t model_bare_step_count(void) { return bare_steps; }
+void model_bare_stepping(bool on)
+{
+    bare_mode = on;
+    bare_steps = 0;
+}

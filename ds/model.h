@@ -1,0 +1,35 @@
+/*
+ * The software BTS model. While DEBUGCTL.TR and .BTS are on it single-steps with RFLAGS.TF;
+ * each #DB hands it the previous and the new RIP, it decodes the previous instruction and,
+ * for a taken branch, stores a record through the DS area in memory with the hardware's
+ * rules. Interrupts and exceptions delivered to traced code are recorded from the trap entry,
+ * the IRETQ back from the trap exit. At the threshold it raises the PMI through the real LVT
+ * performance-counter entry. Differences from hardware: docs/model.md.
+ */
+#ifndef BTSX_DS_MODEL_H
+#define BTSX_DS_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct model_stats {
+    uint64_t steps;         /* single-step traps taken */
+    uint64_t records;       /* records stored */
+    uint64_t filtered;      /* taken branches suppressed by BTS_OFF_OS/BTS_OFF_USR */
+    uint64_t pmis;          /* threshold interrupts raised */
+    uint64_t dropped;       /* records dropped on a full buffer in interrupt mode */
+    uint64_t undecodable;   /* instructions the decoder refused (never expected) */
+};
+
+/* Installs the #DB handler and the trap hooks. */
+void model_init(void);
+void model_get_stats(struct model_stats *s);
+/* Drops any recording state (after a test): shadow DEBUGCTL off, TF off. */
+void model_reset(void);
+
+/* A bare single-step trap with no model work, for the cost benchmark: steps `n` instructions
+ * of fn's loop with only counting in the #DB handler. */
+uint64_t model_bare_step_count(void);
+void model_bare_stepping(bool on);
+
+#endif

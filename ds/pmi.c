@@ -1,0 +1,77 @@
+/*
+ * The threshold interrupt, one handler for both backends (bts-reference.md §5): stop
+ * recording, drain base..index into the current trace's ring under its policy, reset the
+ * index, unmask LVT PC (the CPU masked it when it delivered), EOI for fixed delivery, restart.
+ * "The only surefire way of knowing this PMI is ours": the index has reached the threshold.
+ * Anything else is counted as spurious and otherwise ignored.
+ */
+#include "ds/backend.h"
+#include "ds/bts.h"
+#include "kernel/apic.h"
+#include "kernel/trap.h"
+
+static bool nmi_delivery;
+static uint64_t spurious;
+
+uint64_t bts_spurious_pmis(void) { return spurious; }
+
+void bts_drain_hw(struct bts_trace *t)
+{
+    uint64_t n;
+    if (ds_pending(t->ds, &n) != 0) {
+        /* A corrupted index must not be trusted: nothing is copied from it. */
+        t->ring.lost++;
+        t->ds->bts_index = t->ds->bts_base;
+        return;
+    }
+    const struct bts_record *src = (const struct bts_record *)t->ds->bts_base;
+    uint64_t done = ring_append(&t->ring, src, n);
+    while (done < n && t->cfg.policy == BTS_POLICY_STREAM && t->on_full) {
+        /* Stream: never drop. The tracer makes room, then the rest goes in. */
+        t->stream_waits++;
+        if (t->on_full(t, t->cb_arg) != 0)
+            break;
+        uint64_t more = ring_append(&t->ring, src + done, n - done);
+        if (more == 0)
+            break;
+        done += more;
+    }
+    if (done < n && t->cfg.policy == BTS_POLICY_STREAM)
+        t->ring.lost += n - done;   /* no tracer made room: counted, never silent */
+    t->ds->bts_index = t->ds->bts_base;
+    if (t->cfg.policy == BTS_POLICY_STOP && t->ring.overflowed && !t->stopped) {
+        t->stopped = true;
+        if (t->on_stop)
+            t->on_stop(t, t->cb_arg);
+    }
+}
+
+static void bts_pmi(struct trap_frame *f)
+{
+    (void)f;
+    const struct bts_backend *b = bts_backend();
+    uint64_t dbg = b->read_debugctl();
+    b->write_debugctl(0);                                   /* 1. stop recording */
+    struct bts_trace *t = bts_current();
+    if (t && t->configured && t->cfg.mode == BTS_MODE_INTERRUPT &&
+        t->ds->bts_index >= t->ds->bts_thresh) {
+        t->pmis++;
+        bts_drain_hw(t);                                    /* 2-4. copy, reset, policy */
+    } else {
+        spurious++;
+    }
+    apic_write(APIC_LVT_PC, apic_read(APIC_LVT_PC) & ~APIC_LVT_MASKED);    /* 5. */
+    if (!nmi_delivery)
+        apic_eoi();                                         /* 6. fixed delivery only */
+    if (t && t->stopped)
+        t->enabled = false;                                 /* the stop policy ended it */
+    else
+        b->write_debugctl(dbg);                             /* 7. restart */
+}
+
+void bts_pmi_init(bool nmi)
+{
+    nmi_delivery = nmi;
+    trap_set_handler(nmi ? VEC_NMI : VEC_PMI, bts_pmi);
+    apic_write(APIC_LVT_PC, nmi ? APIC_LVT_DM_NMI : (APIC_LVT_DM_FIXED | VEC_PMI));
+}

@@ -1,0 +1,369 @@
+/*
+ * Traces: their memory, validation, loading on the CPU, and the tracer's read side.
+ * States of a trace: unconfigured -> configured (memory held) -> attached (its DS area is in
+ * IA32_DS_AREA) -> enabled (DEBUGCTL records) -> [stopped by the stop policy] -> released.
+ */
+#include "ds/backend.h"
+#include "ds/bts.h"
+#include "kernel/cpu.h"
+#include "kernel/errno.h"
+#include "kernel/mem.h"
+#include "kernel/paging.h"
+#include "kernel/string.h"
+
+#define VALIDATE_BASE   0x100000ULL     /* any canonical, aligned address: layout checks only */
+
+static struct bts_trace *current;
+static uint64_t quota = BTS_QUOTA_BYTES_DEFAULT;
+
+int bts_call_traced(uint64_t debugctl, void (*fn)(void *), void *arg, void (*wr)(uint64_t));
+
+void bts_set_quota(uint64_t bytes) { quota = bytes; }
+struct bts_trace *bts_current(void) { return current; }
+
+static uint64_t pages_for(uint64_t bytes) { return (bytes + PAGE_SIZE - 1) / PAGE_SIZE; }
+
+static uint64_t debugctl_for(const struct bts_config *c)
+{
+    uint64_t v = DEBUGCTL_TR | DEBUGCTL_BTS;
+    if (c->mode == BTS_MODE_INTERRUPT)
+        v |= DEBUGCTL_BTINT;
+    if (!(c->cpl & BTS_CPL_KERNEL))
+        v |= DEBUGCTL_BTS_OFF_OS;
+    if (!(c->cpl & BTS_CPL_USER))
+        v |= DEBUGCTL_BTS_OFF_USR;
+    return v;
+}
+
+static uint64_t thresh_bytes_for(const struct bts_config *c)
+{
+    if (c->mode == BTS_MODE_CIRCULAR)
+        return BTS_THRESH_CIRCULAR;
+    uint64_t r = c->thresh_records ? c->thresh_records : ds_default_thresh_records(c->hw_records);
+    return r * BTS_RECORD_SIZE;
+}
+
+/* Everything that can be said about a configuration without allocating. */
+static int validate(const struct bts_config *c, uint64_t *bytes)
+{
+    if (!c || c->mode > BTS_MODE_INTERRUPT || c->policy > BTS_POLICY_STREAM)
+        return E_INVAL;
+    if (c->events & ~(BTS_EVENTS_BRANCHES | BTS_EVENTS_TIMESTAMPS))
+        return E_INVAL;
+    if (c->cpl & ~(BTS_CPL_KERNEL | BTS_CPL_USER))
+        return E_INVAL;
+    if (c->mode == BTS_MODE_CIRCULAR && (c->ring_records || c->thresh_records))
+        return E_INVAL;     /* a circular buffer is never drained: no ring, no threshold */
+    if (c->mode == BTS_MODE_INTERRUPT && c->ring_records == 0)
+        return E_RANGE;
+    struct ds_area probe;
+    int err = ds_layout_bts(&probe, VALIDATE_BASE, (uint64_t)c->hw_records * BTS_RECORD_SIZE,
+                            thresh_bytes_for(c), c->mode);
+    if (err)
+        return err;
+    err = ds_trace_bytes(c->hw_records, c->ring_records, bytes);
+    if (err)
+        return err;
+    return *bytes > quota ? E_QUOTA : 0;
+}
+
+static void free_memory(struct bts_trace *t)
+{
+    if (t->ds)
+        pages_free((uint64_t)t->ds, 1);
+    if (t->buf)
+        pages_free((uint64_t)t->buf, pages_for((uint64_t)t->cfg.hw_records * BTS_RECORD_SIZE));
+    if (t->ring.rec)
+        pages_free((uint64_t)t->ring.rec, pages_for(t->ring.cap * BTS_RECORD_SIZE));
+    t->ds = NULL;
+    t->buf = NULL;
+    t->ring.rec = NULL;
+}
+
+int bts_configure(struct bts_trace *t, const struct bts_config *cfg)
+{
+    uint64_t bytes;
+    int err = validate(cfg, &bytes);
+    if (err)
+        return err;
+    if (t == current && t->enabled)
+        return E_BUSY;      /* reconfigure only while not recording */
+
+    /* Build the new trace aside; the old one stays intact until this cannot fail. */
+    struct bts_trace n = { .cfg = *cfg, .configured = true, .on_full = t->on_full,
+                           .on_stop = t->on_stop, .cb_arg = t->cb_arg };
+    uint64_t buf_bytes = (uint64_t)cfg->hw_records * BTS_RECORD_SIZE;
+    n.ds = (struct ds_area *)pages_alloc(1);
+    n.buf = (struct bts_record *)pages_alloc(pages_for(buf_bytes));
+    struct bts_record *ring = NULL;
+    if (cfg->ring_records)
+        ring = (struct bts_record *)pages_alloc(pages_for((uint64_t)cfg->ring_records *
+                                                          BTS_RECORD_SIZE));
+    n.ring.rec = ring;
+    n.ring.cap = cfg->ring_records;
+    if (!n.ds || !n.buf || (cfg->ring_records && !ring)) {
+        free_memory(&n);
+        return E_NOMEM;
+    }
+    ds_layout_bts(n.ds, (uint64_t)n.buf, buf_bytes, thresh_bytes_for(cfg), cfg->mode);
+    if (ring)
+        ring_init(&n.ring, ring, cfg->ring_records, cfg->policy);
+    n.debugctl = debugctl_for(cfg);
+    n.bytes = bytes;
+
+    bool was_current = t == current;
+    if (was_current)
+        bts_backend()->write_ds_area((uint64_t)n.ds);
+    free_memory(t);
+    *t = n;
+    return 0;
+}
+
+void bts_release(struct bts_trace *t)
+{
+    if (t == current)
+        bts_detach();
+    free_memory(t);
+    *t = (struct bts_trace){ 0 };
+}
+
+void bts_set_callbacks(struct bts_trace *t, bts_full_fn full, bts_stop_fn stop, void *arg)
+{
+    t->on_full = full;
+    t->on_stop = stop;
+    t->cb_arg = arg;
+}
+
+int bts_attach(struct bts_trace *t)
+{
+    if (!t || !t->configured)
+        return E_STATE;
+    ds_switch(current, t);
+    return 0;
+}
+
+void bts_detach(void) { ds_switch(current, NULL); }
+
+int bts_enable(struct bts_trace *t)
+{
+    if (!t->configured || t != current)
+        return E_STATE;
+    if (t->stopped)
+        return E_OVERFLOW;  /* the stop policy ended it: clear first */
+    t->enabled = true;
+    bts_backend()->write_debugctl(t->debugctl);
+    return 0;
+}
+
+int bts_disable(struct bts_trace *t)
+{
+    if (t != current)
+        return E_STATE;
+    bts_backend()->write_debugctl(0);
+    t->enabled = false;
+    return 0;
+}
+
+int bts_run(struct bts_trace *t, void (*fn)(void *), void *arg)
+{
+    if (!t->configured || t != current)
+        return E_STATE;
+    if (t->stopped)
+        return E_OVERFLOW;
+    t->enabled = true;
+    bts_call_traced(t->debugctl, fn, arg, bts_backend()->write_debugctl);
+    t->enabled = false;
+    if (t->cfg.mode == BTS_MODE_INTERRUPT)
+        bts_drain_hw(t);    /* what is left below the threshold joins the ring */
+    return 0;
+}
+
+/* Brings the ring up to date with the hardware buffer, pausing recording if it is on. */
+static void flush(struct bts_trace *t)
+{
+    if (t->cfg.mode != BTS_MODE_INTERRUPT)
+        return;
+    bool live = t == current && t->enabled;
+    bool irq = irq_enabled();
+    irq_disable();
+    if (live)
+        bts_backend()->write_debugctl(0);
+    bts_drain_hw(t);
+    if (live && !t->stopped)
+        bts_backend()->write_debugctl(t->debugctl);
+    if (irq)
+        irq_enable();
+}
+
+static int64_t circular_snapshot(struct bts_trace *t, struct bts_record *out, uint64_t max)
+{
+    return ds_read_circular(t->ds, out, max);
+}
+
+uint64_t bts_count(struct bts_trace *t)
+{
+    if (!t->configured)
+        return 0;
+    if (t->cfg.mode == BTS_MODE_CIRCULAR) {
+        uint64_t n = 0;
+        /* Wrapped buffers are full; otherwise the records run from base to index. */
+        const struct bts_record *at = (const struct bts_record *)t->ds->bts_index;
+        if (at->from || at->to)
+            return t->cfg.hw_records;
+        ds_pending(t->ds, &n);
+        return n;
+    }
+    flush(t);
+    return ring_count(&t->ring);
+}
+
+int64_t bts_get_raw(struct bts_trace *t, uint64_t first, uint64_t n, struct bts_record *out)
+{
+    if (!t->configured)
+        return E_STATE;
+    if (t->cfg.mode == BTS_MODE_CIRCULAR) {
+        uint64_t total = t->cfg.hw_records;
+        struct bts_record *all = kmalloc(total * sizeof(*all));
+        if (!all)
+            return E_NOMEM;
+        int64_t got = circular_snapshot(t, all, total);
+        int64_t copied = 0;
+        for (uint64_t i = first; got > 0 && i < (uint64_t)got && (uint64_t)copied < n; i++)
+            out[copied++] = all[i];
+        kfree(all);
+        return got < 0 ? got : copied;
+    }
+    flush(t);
+    return (int64_t)ring_get_range(&t->ring, first, n, out);
+}
+
+static int64_t decode_all(const struct bts_record *raw, int64_t n, struct bts_event *out)
+{
+    for (int64_t i = 0; i < n; i++) {
+        int err = bts_decode_record(&raw[i], &out[i]);
+        if (err)
+            return err;
+    }
+    return n;
+}
+
+int64_t bts_get_range(struct bts_trace *t, uint64_t first, uint64_t n, struct bts_event *out)
+{
+    /* Decode in place: the raw records go in the tail of the caller's array. */
+    enum { CHUNK = 64 };
+    struct bts_record raw[CHUNK];
+    int64_t total = 0;
+    while ((uint64_t)total < n) {
+        uint64_t want = n - (uint64_t)total < CHUNK ? n - (uint64_t)total : CHUNK;
+        int64_t got = bts_get_raw(t, first + (uint64_t)total, want, raw);
+        if (got < 0)
+            return got;
+        if (got == 0)
+            break;
+        int64_t d = decode_all(raw, got, out + total);
+        if (d < 0)
+            return d;
+        total += got;
+    }
+    return total;
+}
+
+int bts_get(struct bts_trace *t, uint64_t i, struct bts_event *out)
+{
+    int64_t n = bts_get_range(t, i, 1, out);
+    if (n < 0)
+        return (int)n;
+    return n == 1 ? 0 : E_NOENT;
+}
+
+int64_t bts_drain_raw(struct bts_trace *t, struct bts_record *out, uint64_t max)
+{
+    if (!t->configured)
+        return E_STATE;
+    if (t->cfg.mode == BTS_MODE_CIRCULAR) {
+        int64_t n = bts_get_raw(t, 0, max, out);
+        if (n >= 0)
+            bts_clear(t);
+        return n;
+    }
+    flush(t);
+    return (int64_t)ring_drain(&t->ring, out, max);
+}
+
+int64_t bts_drain(struct bts_trace *t, struct bts_event *out, uint64_t max)
+{
+    enum { CHUNK = 64 };
+    struct bts_record raw[CHUNK];
+    int64_t total = 0;
+    while ((uint64_t)total < max) {
+        uint64_t want = max - (uint64_t)total < CHUNK ? max - (uint64_t)total : CHUNK;
+        int64_t got = bts_drain_raw(t, raw, want);
+        if (got <= 0)
+            return got < 0 ? got : total;
+        int64_t d = decode_all(raw, got, out + total);
+        if (d < 0)
+            return d;
+        total += got;
+    }
+    return total;
+}
+
+int bts_clear(struct bts_trace *t)
+{
+    if (!t->configured)
+        return E_STATE;
+    bool live = t == current && t->enabled;
+    if (live)
+        bts_backend()->write_debugctl(0);
+    memset(t->buf, 0, (uint64_t)t->cfg.hw_records * BTS_RECORD_SIZE);
+    t->ds->bts_index = t->ds->bts_base;
+    if (t->ring.rec)
+        ring_clear(&t->ring);
+    t->stopped = false;
+    if (live)
+        bts_backend()->write_debugctl(t->debugctl);
+    return 0;
+}
+
+int bts_status(struct bts_trace *t, struct bts_status *st)
+{
+    if (!t->configured)
+        return E_STATE;
+    uint64_t count = bts_count(t);
+    *st = (struct bts_status){
+        .cfg = t->cfg, .enabled = t->enabled, .stopped = t->stopped,
+        .overflowed = t->ring.rec ? t->ring.overflowed : false, .count = count,
+        .lost = t->ring.rec ? t->ring.lost : 0, .pmis = t->pmis,
+        .stream_waits = t->stream_waits, .spurious_pmis = bts_spurious_pmis(),
+    };
+    return 0;
+}
+
+/* Appends a timestamp after whatever the hardware buffer holds, keeping the order. */
+static void timestamp(struct bts_trace *t, enum bts_qualifier q)
+{
+    if (!t || !(t->cfg.events & BTS_EVENTS_TIMESTAMPS) || !t->ring.rec)
+        return;
+    bts_drain_hw(t);
+    struct bts_record r = bts_timestamp_record(q, rdtsc());
+    if (ring_append(&t->ring, &r, 1) == 0 && t->cfg.policy == BTS_POLICY_STREAM)
+        t->ring.lost++;
+}
+
+extern struct ds_area *ds_idle_area;
+
+void ds_switch(struct bts_trace *prev, struct bts_trace *next)
+{
+    const struct bts_backend *b = bts_backend();
+    if (!bts_available(NULL)) {
+        current = next;     /* backend=hw without BTS: never touch the MSRs */
+        return;
+    }
+    b->write_debugctl(0);                                       /* 1. */
+    timestamp(prev, BTS_Q_DEPART);                              /* 2. */
+    b->write_ds_area((uint64_t)(next ? next->ds : ds_idle_area));  /* 3. */
+    current = next;
+    timestamp(next, BTS_Q_ARRIVE);                              /* 4. */
+    if (next && next->enabled && !next->stopped)
+        b->write_debugctl(next->debugctl);                      /* 5. */
+}

@@ -1,0 +1,166 @@
+#include "tests/btscheck.h"
+
+#include "ds/backend.h"
+#include "ds/model.h"
+#include "kernel/apic.h"
+#include "kernel/errno.h"
+#include "kernel/symbols.h"
+#include "kernel/trap.h"
+#include "tests/test.h"
+
+static bool nmi;
+
+bool pmi_is_nmi(void) { return (apic_read(APIC_LVT_PC) & APIC_LVT_DM_MASK) == APIC_LVT_DM_NMI; }
+
+void exp_init(struct expect *e, struct bts_record *storage, size_t cap)
+{
+    *e = (struct expect){ .rec = storage, .cap = cap };
+}
+
+void exp_add(struct expect *e, uint64_t from, uint64_t to)
+{
+    if (e->n == e->cap) {
+        e->overflow = true;
+        return;
+    }
+    e->rec[e->n++] = (struct bts_record){ from, to, 0 };
+}
+
+void exp_prologue(struct expect *e, const void *fn)
+{
+    exp_add(e, bts_backend()->write_ret, LBL(bts_run_enabled));
+    exp_add(e, LBL(bts_run_call), LBL(fn));
+}
+
+void exp_return(struct expect *e, const void *ret) { exp_add(e, LBL(ret), LBL(bts_run_returned)); }
+
+void exp_epilogue(struct expect *e)
+{
+    exp_add(e, LBL(bts_run_disable), (uint64_t)bts_backend()->write_debugctl);
+}
+
+void exp_trap(struct expect *e, uint64_t at, unsigned vector, uint64_t back)
+{
+    exp_add(e, at, trap_stub_address(vector));
+    exp_add(e, LBL(isr_iretq), back);
+}
+
+uint64_t exp_with_pmis(const struct expect *in, struct expect *out, uint64_t n, uint64_t thresh,
+                       bool nmi_mode, uint64_t *at_entry)
+{
+    uint64_t idx = 0, pmis = 0, seen = UINT64_MAX;
+    for (size_t i = 0; i < in->n; i++) {
+        const struct bts_record *r = &in->rec[i];
+        exp_add(out, r->from, r->to);
+        if (idx < n)
+            idx++;
+        if (idx < thresh)
+            continue;
+        /* The PMI arrives before the next instruction, which is where this transfer went. */
+        if (!nmi_mode && idx < n) {
+            exp_add(out, r->to, trap_stub_address(VEC_PMI));
+            idx++;
+        }
+        seen = (seen == UINT64_MAX || seen == idx) ? idx : UINT64_MAX - 1;
+        pmis++;
+        idx = 0;
+        if (!nmi_mode) {
+            exp_add(out, LBL(isr_iretq), r->to);
+            idx++;
+        }
+    }
+    *at_entry = seen == UINT64_MAX - 1 ? UINT64_MAX : seen;
+    return pmis;
+}
+
+static void show(const char *what, size_t i, const struct bts_record *r)
+{
+    char a[SYMBOL_TEXT_MAX], b[SYMBOL_TEXT_MAX];
+    symbol_format(r->from, a, sizeof(a));
+    symbol_format(r->to, b, sizeof(b));
+    test_diag("  %s[%zu] %s -> %s", what, i, a, b);
+}
+
+bool exp_match(const struct bts_record *got, size_t ngot, const struct expect *e)
+{
+    if (e->overflow) {
+        test_fail("expectation list overflow (%zu records)", e->cap);
+        return false;
+    }
+    size_t n = ngot < e->n ? ngot : e->n;
+    for (size_t i = 0; i < n; i++) {
+        if (got[i].from == e->rec[i].from && got[i].to == e->rec[i].to)
+            continue;
+        test_fail("record %zu of %zu differs from the code's labels", i, e->n);
+        for (size_t j = i >= 2 ? i - 2 : 0; j <= i + 1 && j < n; j++) {
+            show("got     ", j, &got[j]);
+            show("expected", j, &e->rec[j]);
+        }
+        return false;
+    }
+    if (ngot != e->n) {
+        test_fail("%zu records, expected %zu", ngot, e->n);
+        if (ngot > n)
+            show("first extra", n, &got[n]);
+        else
+            show("first missing", n, &e->rec[n]);
+        return false;
+    }
+    return true;
+}
+
+bool bts_require(void)
+{
+    const char *why;
+    if (bts_available(&why))
+        return true;
+    test_skip("no BTS backend: %s", why);
+    return false;
+}
+
+bool trace_setup(struct bts_trace *t, const struct bts_config *cfg)
+{
+    *t = (struct bts_trace){ 0 };
+    int err = bts_configure(t, cfg);
+    if (err == 0)
+        err = bts_attach(t);
+    if (err) {
+        test_fail("trace set-up failed: %s", err_name(err));
+        return false;
+    }
+    return true;
+}
+
+void trace_teardown(struct bts_trace *t) { bts_release(t); }
+
+int64_t trace_collect(struct bts_trace *t, struct bts_record *out, size_t max)
+{
+    int64_t n = bts_get_raw(t, 0, max, out);
+    if (n < 0)
+        test_fail("reading the trace: %s", err_name((int)n));
+    return n;
+}
+
+/* Whatever a test left behind: recording off, no trace loaded, the LVT PC entry unmasked. */
+static void bts_test_cleanup(void)
+{
+    if (!bts_available(NULL))
+        return;
+    bts_backend()->write_debugctl(0);
+    struct bts_trace *t = bts_current();
+    if (t)
+        t->enabled = false;
+    bts_detach();
+    model_reset();
+    apic_write(APIC_LVT_PC, apic_read(APIC_LVT_PC) & ~APIC_LVT_MASKED);
+}
+TEST_CLEANUP(bts_test_cleanup);
+
+static void bts_header(void (*line)(const char *fmt, ...))
+{
+    (void)nmi;
+    line("backend: %s (%s)", bts_available(NULL) ? bts_backend()->name : "none",
+         bts_backend_reason());
+    line("pmi: %s", pmi_is_nmi() ? "nmi" : "fixed");
+}
+TEST_HEADER(bts_header);

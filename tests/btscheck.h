@@ -1,0 +1,53 @@
+/*
+ * Building expected BTS records from labels of known code, comparing traces with them, and
+ * the trace set-up the bts.* and ds.* suites share.
+ */
+#ifndef BTSX_TESTS_BTSCHECK_H
+#define BTSX_TESTS_BTSCHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ds/bts.h"
+
+#define LBL(name) ((uint64_t)(name))
+
+struct expect {
+    struct bts_record *rec;
+    size_t n, cap;
+    bool overflow;
+};
+
+void exp_init(struct expect *e, struct bts_record *storage, size_t cap);
+void exp_add(struct expect *e, uint64_t from, uint64_t to);
+/* The records bts_run() itself contributes: before the code under test ... */
+void exp_prologue(struct expect *e, const void *fn);
+/* ... the return from it (ret is the label of its final RET) ... */
+void exp_return(struct expect *e, const void *ret);
+/* ... and the call that stops recording. */
+void exp_epilogue(struct expect *e);
+/* An interrupt or exception delivered at `at` (from) and the IRETQ back to `back`. */
+void exp_trap(struct expect *e, uint64_t at, unsigned vector, uint64_t back);
+/* Inserts the threshold interrupts the model delivers for a buffer of n records with the
+ * threshold at thresh records: after the record that reaches it, the PMI's entry record
+ * (fixed delivery only: an NMI arrives inside the #DB handler and records nothing), the drain,
+ * and the IRETQ back. Returns the number of PMIs; *at_entry gets the index (in records) each
+ * PMI finds (the same for all of them, or UINT64_MAX if they differ). */
+uint64_t exp_with_pmis(const struct expect *in, struct expect *out, uint64_t n, uint64_t thresh,
+                       bool nmi, uint64_t *at_entry);
+
+/* Exact comparison; on a mismatch the first differing record is shown symbolised. */
+bool exp_match(const struct bts_record *got, size_t ngot, const struct expect *e);
+
+/* Skips the test (with the probe's reason) when no backend can run, e.g. backend=hw forced
+ * on a machine without BTS. */
+bool bts_require(void);
+/* Configures and attaches a trace, failing the test with the error if that fails. */
+bool trace_setup(struct bts_trace *t, const struct bts_config *cfg);
+void trace_teardown(struct bts_trace *t);
+/* Everything the trace holds, oldest first. */
+int64_t trace_collect(struct bts_trace *t, struct bts_record *out, size_t max);
+bool pmi_is_nmi(void);
+
+#endif

@@ -158,5 +158,6 @@ gdt_desc64:
 boot_pml4:  .skip 4096
 boot_pdpt:  .skip 4096
 boot_pd:    .skip 4 * 4096
-    .globl boot_stack
+    .globl boot_stack_guard, boot_stack
+boot_stack_guard: .skip 4096            /* left unmapped by kernel/paging.c: overflow faults */
 boot_stack: .skip BOOT_STACK_SIZE

@@ -51,12 +51,14 @@ struct bts_trace {
     bool configured;
     bool enabled;               /* the tracer asked for recording */
     bool stopped;               /* the stop policy ended recording */
+    bool draining;              /* inside bts_drain_hw(): the tracer's callback must not flush */
     struct ds_area *ds;
     struct bts_record *buf;
     struct bts_ring ring;
     uint64_t debugctl;          /* DEBUGCTL while recording */
     uint64_t bytes;             /* memory charged to the quota */
     uint64_t pmis;              /* threshold interrupts taken for this trace */
+    uint64_t pmi_at_min, pmi_at_max;    /* records pending when a PMI came, extremes */
     uint64_t stream_waits;      /* times the stream policy had to wait for the tracer */
     bts_full_fn on_full;
     bts_stop_fn on_stop;

@@ -25,6 +25,7 @@ void bts_drain_hw(struct bts_trace *t)
         return;
     }
     const struct bts_record *src = (const struct bts_record *)t->ds->bts_base;
+    t->draining = true;
     uint64_t done = ring_append(&t->ring, src, n);
     while (done < n && t->cfg.policy == BTS_POLICY_STREAM && t->on_full) {
         /* Stream: never drop. The tracer makes room, then the rest goes in. */
@@ -39,6 +40,7 @@ void bts_drain_hw(struct bts_trace *t)
     if (done < n && t->cfg.policy == BTS_POLICY_STREAM)
         t->ring.lost += n - done;   /* no tracer made room: counted, never silent */
     t->ds->bts_index = t->ds->bts_base;
+    t->draining = false;
     if (t->cfg.policy == BTS_POLICY_STOP && t->ring.overflowed && !t->stopped) {
         t->stopped = true;
         if (t->on_stop)
@@ -55,7 +57,11 @@ static void bts_pmi(struct trap_frame *f)
     struct bts_trace *t = bts_current();
     if (t && t->configured && t->cfg.mode == BTS_MODE_INTERRUPT &&
         t->ds->bts_index >= t->ds->bts_thresh) {
-        t->pmis++;
+        uint64_t at = (t->ds->bts_index - t->ds->bts_base) / BTS_RECORD_SIZE;
+        if (t->pmis++ == 0 || at < t->pmi_at_min)
+            t->pmi_at_min = at;
+        if (at > t->pmi_at_max)
+            t->pmi_at_max = at;
         bts_drain_hw(t);                                    /* 2-4. copy, reset, policy */
     } else {
         spurious++;

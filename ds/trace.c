@@ -181,7 +181,8 @@ int bts_run(struct bts_trace *t, void (*fn)(void *), void *arg)
 /* Brings the ring up to date with the hardware buffer, pausing recording if it is on. */
 static void flush(struct bts_trace *t)
 {
-    if (t->cfg.mode != BTS_MODE_INTERRUPT)
+    /* From the stream policy's callback the hardware buffer is being drained already. */
+    if (t->cfg.mode != BTS_MODE_INTERRUPT || t->draining)
         return;
     bool live = t == current && t->enabled;
     bool irq = irq_enabled();

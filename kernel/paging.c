@@ -20,6 +20,7 @@
 #define TABLE_FLAGS     (PTE_P | PTE_W | PTE_A)
 
 extern const char _kernel_start[], _text_end[], _rodata_end[], _kernel_end[];
+extern const char boot_stack_guard[];
 
 struct addr_space kernel_as;
 
@@ -64,8 +65,8 @@ static bool touches_kernel(uint64_t a, uint64_t len)
 /* The leaf entry for one 4 KiB page of the identity map. */
 static uint64_t page_entry(uint64_t pa)
 {
-    if (pa == 0)
-        return 0;                                   /* NULL stays unmapped */
+    if (pa == 0 || pa == (uint64_t)boot_stack_guard)
+        return 0;                                   /* NULL and the stack guard stay unmapped */
     if (in_range(pa, (uint64_t)_kernel_start, (uint64_t)_text_end))
         return pa | PTE_P | PTE_A;                  /* text: read-only, executable */
     if (in_range(pa, (uint64_t)_text_end, (uint64_t)_rodata_end))

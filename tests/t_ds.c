@@ -1,0 +1,343 @@
+/*
+ * ds.*: the Debug Store's semantics, through the same DS layer on either backend: the circular
+ * buffer, the threshold interrupt and its count, disable/enable/clear, invalid configurations,
+ * spurious PMIs, and the stream policy carrying a million branches without loss.
+ */
+#include "ds/backend.h"
+#include "ds/bts.h"
+#include "kernel/apic.h"
+#include "kernel/cpu.h"
+#include "kernel/errno.h"
+#include "kernel/string.h"
+#include "kernel/trap.h"
+#include "tests/btscheck.h"
+#include "tests/test.h"
+
+#define TC_CHAIN_LEN    64          /* tests/bts_code.S */
+#define CHAIN_STEP      2           /* each link is EB 00 */
+#define MAX_RECORDS     4096
+
+extern const char tc_chain[], tc_chain_ret[];
+extern const char tc_spin[], tc_spin_top[], tc_spin_jnz[], tc_spin_ret[];
+
+static struct bts_record got[MAX_RECORDS], want[MAX_RECORDS], plain[MAX_RECORDS];
+
+/* The whole trace of one bts_run(tc_chain). */
+static void chain_expect(struct expect *e)
+{
+    exp_prologue(e, tc_chain);
+    for (uint64_t i = 0; i < TC_CHAIN_LEN; i++)
+        exp_add(e, LBL(tc_chain) + i * CHAIN_STEP, LBL(tc_chain) + (i + 1) * CHAIN_STEP);
+    exp_return(e, tc_chain_ret);
+    exp_epilogue(e);
+}
+
+static void circular_case(uint32_t n)
+{
+    struct bts_config cfg = { .hw_records = n, .mode = BTS_MODE_CIRCULAR,
+                              .events = BTS_EVENTS_BRANCHES, .cpl = BTS_CPL_KERNEL };
+    struct bts_trace t;
+    if (!trace_setup(&t, &cfg))
+        return;
+    struct expect all, tail;
+    exp_init(&all, plain, MAX_RECORDS);
+    chain_expect(&all);
+    CHECK(all.n > n, "the chain must overrun the buffer");
+    exp_init(&tail, want, MAX_RECORDS);
+    for (size_t i = all.n - n; i < all.n; i++)
+        exp_add(&tail, all.rec[i].from, all.rec[i].to);
+
+    bts_run(&t, (void (*)(void *))tc_chain, NULL);
+    CHECK_EQ(bts_count(&t), n);
+    int64_t k = trace_collect(&t, got, MAX_RECORDS);
+    if (k >= 0)
+        exp_match(got, (size_t)k, &tail);
+    /* The index has wrapped to where the next record of the sequence would go. */
+    CHECK_EQ(t.ds->bts_index, t.ds->bts_base + (all.n % n) * BTS_RECORD_SIZE);
+    trace_teardown(&t);
+}
+
+TEST(ds, circular, "circular mode holds exactly the newest N records, in order, index wrapped", 0)
+{
+    if (!bts_require())
+        return;
+    circular_case(8);
+    circular_case(13);
+}
+
+TEST(ds, circular_min, "the 2-record minimum buffer works, 1 record is refused", 0)
+{
+    if (!bts_require())
+        return;
+    circular_case(2);
+    struct bts_trace t = { 0 };
+    struct bts_config cfg = { .hw_records = 1, .mode = BTS_MODE_CIRCULAR,
+                              .events = BTS_EVENTS_BRANCHES, .cpl = BTS_CPL_KERNEL };
+    CHECK_EQ(bts_configure(&t, &cfg), E_RANGE);
+    CHECK(!t.configured, "a refused configuration left the trace configured");
+}
+
+/* Interrupt mode: the PMI count and where each PMI finds the index. */
+static void pmi_case(uint32_t n, uint32_t thresh)
+{
+    struct bts_config cfg = { .hw_records = n, .thresh_records = thresh,
+                              .mode = BTS_MODE_INTERRUPT, .ring_records = MAX_RECORDS,
+                              .policy = BTS_POLICY_STOP, .events = BTS_EVENTS_BRANCHES,
+                              .cpl = BTS_CPL_KERNEL };
+    struct bts_trace t;
+    if (!trace_setup(&t, &cfg))
+        return;
+    struct expect code, e;
+    exp_init(&code, plain, MAX_RECORDS);
+    chain_expect(&code);
+    exp_init(&e, want, MAX_RECORDS);
+    uint64_t at_entry;
+    uint64_t pmis = exp_with_pmis(&code, &e, n, thresh, pmi_is_nmi(), &at_entry);
+
+    uint64_t spurious = bts_spurious_pmis();
+    bts_run(&t, (void (*)(void *))tc_chain, NULL);
+    test_info("N=%u threshold=%u: %lu PMIs, expected %lu", n, thresh, t.pmis, pmis);
+    CHECK(t.pmis == pmis, "N=%u threshold=%u: %lu PMIs, expected %lu", n, thresh, t.pmis, pmis);
+    CHECK_EQ(bts_spurious_pmis(), spurious);
+    CHECK(t.pmi_at_min == at_entry && t.pmi_at_max == at_entry,
+          "PMIs found the index at %lu..%lu records, expected %lu (threshold %u%s)",
+          t.pmi_at_min, t.pmi_at_max, at_entry, thresh,
+          pmi_is_nmi() ? "" : " + the PMI's own entry record");
+    int64_t k = trace_collect(&t, got, MAX_RECORDS);
+    if (k >= 0 && bts_backend() != &bts_backend_hw)
+        exp_match(got, (size_t)k, &e);
+    trace_teardown(&t);
+}
+
+TEST(ds, pmi_count, "interrupt mode: the expected number of PMIs, each at the threshold", 0)
+{
+    if (!bts_require())
+        return;
+    pmi_case(16, 8);
+    pmi_case(16, 15);       /* threshold = maximum - 1 record */
+    pmi_case(32, 30);
+}
+
+TEST(ds, disable_enable_clear, "disable stops at once, enable resumes, clear empties", 0)
+{
+    if (!bts_require())
+        return;
+    struct bts_config cfg = { .hw_records = 256, .mode = BTS_MODE_INTERRUPT,
+                              .ring_records = MAX_RECORDS, .policy = BTS_POLICY_STOP,
+                              .events = BTS_EVENTS_BRANCHES, .cpl = BTS_CPL_KERNEL };
+    struct bts_trace t;
+    if (!trace_setup(&t, &cfg))
+        return;
+    struct expect e;
+    exp_init(&e, want, MAX_RECORDS);
+    chain_expect(&e);
+    chain_expect(&e);
+    /* Traced, untraced, traced: only the two traced runs appear, nothing in between. */
+    bts_run(&t, (void (*)(void *))tc_chain, NULL);
+    ((void (*)(void))tc_chain)();
+    CHECK_EQ(t.ds->bts_index, t.ds->bts_base);
+    bts_run(&t, (void (*)(void *))tc_chain, NULL);
+    int64_t k = trace_collect(&t, got, MAX_RECORDS);
+    if (k >= 0)
+        exp_match(got, (size_t)k, &e);
+    CHECK_EQ(bts_clear(&t), 0);
+    CHECK_EQ(bts_count(&t), 0);
+    struct bts_event ev;
+    CHECK_EQ(bts_get(&t, 0, &ev), E_NOENT);
+    trace_teardown(&t);
+}
+
+TEST(ds, api, "get, get range, drain: decoded records in order", 0)
+{
+    if (!bts_require())
+        return;
+    struct bts_config cfg = { .hw_records = 64, .mode = BTS_MODE_INTERRUPT, .ring_records = 512,
+                              .policy = BTS_POLICY_WRAP, .events = BTS_EVENTS_BRANCHES,
+                              .cpl = BTS_CPL_KERNEL };
+    struct bts_trace t;
+    if (!trace_setup(&t, &cfg))
+        return;
+    bts_run(&t, (void (*)(void *))tc_chain, NULL);
+    uint64_t n = bts_count(&t);
+    CHECK(n >= TC_CHAIN_LEN, "%lu records", n);
+    static struct bts_event ev[MAX_RECORDS];
+    int64_t k = bts_get_range(&t, 0, n, ev);
+    CHECK_EQ(k, n);
+    struct bts_event one;
+    for (uint64_t i = 0; i < n && k > 0; i++) {
+        CHECK_EQ(bts_get(&t, i, &one), 0);
+        CHECK(one.kind == BTS_EV_BRANCH && one.from == ev[i].from && one.to == ev[i].to,
+              "get(%lu) differs from get_range", i);
+    }
+    struct bts_status st;
+    CHECK_EQ(bts_status(&t, &st), 0);
+    CHECK(st.count == n && st.lost == 0 && !st.enabled, "status: count %lu lost %lu", st.count,
+          st.lost);
+    int64_t d = bts_drain(&t, ev, 10);
+    CHECK_EQ(d, 10);
+    CHECK_EQ(bts_count(&t), n - 10);
+    d = bts_drain(&t, ev, MAX_RECORDS);
+    CHECK_EQ(d, n - 10);
+    CHECK_EQ(bts_count(&t), 0);
+    trace_teardown(&t);
+}
+
+TEST(ds, invalid_config, "each invalid configuration has its own error and changes nothing", 0)
+{
+    if (!bts_require())
+        return;
+    const struct bts_config good = { .hw_records = 64, .mode = BTS_MODE_INTERRUPT,
+                                     .ring_records = 256, .policy = BTS_POLICY_WRAP,
+                                     .events = BTS_EVENTS_BRANCHES, .cpl = BTS_CPL_KERNEL };
+    struct bts_trace t;
+    if (!trace_setup(&t, &good))
+        return;
+    struct { const char *what; struct bts_config c; int err; } bad[] = {
+        { "1-record buffer", good, E_RANGE }, { "threshold at the maximum", good, E_RANGE },
+        { "no ring in interrupt mode", good, E_RANGE }, { "ring in circular mode", good, E_INVAL },
+        { "unknown policy", good, E_INVAL }, { "unknown CPL bit", good, E_INVAL },
+        { "unknown event bit", good, E_INVAL }, { "over the quota", good, E_QUOTA },
+    };
+    bad[0].c.hw_records = 1;
+    bad[1].c.thresh_records = 64;
+    bad[2].c.ring_records = 0;
+    bad[3].c.mode = BTS_MODE_CIRCULAR;
+    bad[4].c.policy = 7;
+    bad[5].c.cpl = 1u << 5;
+    bad[6].c.events = 1u << 7;
+    bad[7].c.ring_records = 1u << 30;
+    struct bts_trace before = t;
+    for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int err = bts_configure(&t, &bad[i].c);
+        CHECK(err == bad[i].err, "%s: %s, expected %s", bad[i].what, err_name(err),
+              err_name(bad[i].err));
+        CHECK(memcmp(&t, &before, sizeof(t)) == 0, "%s changed the trace", bad[i].what);
+    }
+    /* Raw DS layouts: a buffer that is not whole records (erratum P79), a threshold off a
+     * record boundary. */
+    struct ds_area ds, ds0;
+    memset(&ds, 0x5A, sizeof(ds));
+    ds0 = ds;
+    CHECK_EQ(ds_layout_bts(&ds, 0x200000, 10 * BTS_RECORD_SIZE + 8, BTS_THRESH_CIRCULAR,
+                           BTS_MODE_CIRCULAR), E_ALIGN);
+    CHECK_EQ(ds_layout_bts(&ds, 0x200000, 10 * BTS_RECORD_SIZE, 5 * BTS_RECORD_SIZE + 4,
+                           BTS_MODE_INTERRUPT), E_ALIGN);
+    CHECK(memcmp(&ds, &ds0, sizeof(ds)) == 0, "a refused layout wrote the DS area");
+    /* Reconfiguring while recording is refused too. */
+    t.enabled = true;
+    CHECK_EQ(bts_configure(&t, &good), E_BUSY);
+    t.enabled = false;
+    /* And the trace still works after all that. */
+    bts_run(&t, (void (*)(void *))tc_chain, NULL);
+    CHECK(bts_count(&t) >= TC_CHAIN_LEN, "trace dead after refused configurations");
+    trace_teardown(&t);
+}
+
+TEST(ds, spurious_pmi, "a PMI with the index below the threshold is counted and ignored", 0)
+{
+    if (!bts_require())
+        return;
+    struct bts_config cfg = { .hw_records = 64, .mode = BTS_MODE_INTERRUPT, .ring_records = 256,
+                              .policy = BTS_POLICY_WRAP, .events = BTS_EVENTS_BRANCHES,
+                              .cpl = BTS_CPL_KERNEL };
+    struct bts_trace t;
+    if (!trace_setup(&t, &cfg))
+        return;
+    uint64_t before = bts_spurious_pmis();
+    if (pmi_is_nmi())
+        apic_self_nmi();
+    else
+        apic_self_ipi(VEC_PMI);
+    for (int i = 0; i < 1000 && bts_spurious_pmis() == before; i++)
+        cpu_relax();
+    CHECK_EQ(bts_spurious_pmis(), before + 1);
+    CHECK_EQ(t.pmis, 0);
+    CHECK_EQ(bts_count(&t), 0);
+    CHECK(!(apic_read(APIC_LVT_PC) & APIC_LVT_MASKED), "LVT PC left masked");
+    bts_run(&t, (void (*)(void *))tc_chain, NULL);
+    CHECK(bts_count(&t) >= TC_CHAIN_LEN, "recording broken after a spurious PMI");
+    trace_teardown(&t);
+}
+
+/* Stream: the tracer (this test) verifies the records as the ring fills. */
+#define STREAM_BRANCHES 1000000ULL
+#define STREAM_HW       64
+#define STREAM_THRESH   48
+#define STREAM_RING     4096
+
+struct stream_check {
+    uint64_t seen;          /* records looked at */
+    uint64_t jnz;           /* loop records matched, in order */
+    uint64_t pmi_records;   /* PMI entry and IRETQ records */
+    uint64_t bad;           /* records that fit nowhere */
+    int stage;              /* 0 prologue, 1 loop, 2 after the loop */
+    struct bts_record first_bad;
+};
+
+static void stream_feed(struct stream_check *c, const struct bts_record *r, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++, c->seen++) {
+        const struct bts_record *x = &r[i];
+        if (x->to == trap_stub_address(VEC_PMI) || x->from == LBL(isr_iretq)) {
+            c->pmi_records++;
+            continue;
+        }
+        bool ok;
+        if (c->stage == 0 && x->to == LBL(tc_spin)) {
+            ok = true;
+            c->stage = 1;
+        } else if (c->stage == 1 && x->from == LBL(tc_spin_jnz)) {
+            ok = x->to == LBL(tc_spin_top);
+            c->jnz += ok;
+        } else if (c->stage == 1 && x->from == LBL(tc_spin_ret)) {
+            ok = x->to == LBL(bts_run_returned);
+            c->stage = 2;
+        } else {
+            ok = c->stage != 1;     /* the prologue and epilogue are checked elsewhere */
+        }
+        if (!ok && c->bad++ == 0)
+            c->first_bad = *x;
+    }
+}
+
+static int stream_drain(struct bts_trace *t, void *arg)
+{
+    static struct bts_record chunk[STREAM_RING];
+    int64_t n = bts_drain_raw(t, chunk, STREAM_RING);
+    if (n < 0)
+        return (int)n;
+    stream_feed(arg, chunk, n);
+    return 0;
+}
+
+TEST(ds, stream, "stream: 1,000,000 branches through a 64-record buffer, none lost", 600000)
+{
+    if (!bts_require())
+        return;
+    struct bts_config cfg = { .hw_records = STREAM_HW, .thresh_records = STREAM_THRESH,
+                              .mode = BTS_MODE_INTERRUPT, .ring_records = STREAM_RING,
+                              .policy = BTS_POLICY_STREAM, .events = BTS_EVENTS_BRANCHES,
+                              .cpl = BTS_CPL_KERNEL };
+    struct bts_trace t;
+    if (!trace_setup(&t, &cfg))
+        return;
+    struct stream_check c = { 0 };
+    bts_set_callbacks(&t, stream_drain, NULL, &c);
+    uint64_t t0 = rdtsc();
+    bts_run(&t, (void (*)(void *))tc_spin, (void *)(STREAM_BRANCHES + 1));
+    uint64_t us = tsc_to_us(rdtsc() - t0);
+    stream_drain(&t, &c);
+    struct bts_status st;
+    bts_status(&t, &st);
+    test_diag("stream: %lu branches in %lu ms, %lu PMIs, %lu tracer drains, %lu lost", c.jnz,
+              us / 1000, st.pmis, st.stream_waits, st.lost);
+    CHECK_EQ(st.lost, 0);
+    CHECK_EQ(c.jnz, STREAM_BRANCHES);
+    CHECK(c.stage == 2, "the loop's return was never seen");
+    CHECK(c.bad == 0, "%lu records out of order, first %#lx -> %#lx", c.bad, c.first_bad.from,
+          c.first_bad.to);
+    CHECK(st.pmis >= STREAM_BRANCHES / STREAM_HW, "only %lu PMIs", st.pmis);
+    if (!pmi_is_nmi())
+        CHECK_EQ(c.pmi_records, 2 * st.pmis);
+    trace_teardown(&t);
+}

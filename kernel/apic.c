@@ -13,6 +13,7 @@
 #define X2APIC_MSR(reg)     (MSR_X2APIC_BASE + ((reg) >> 4))
 #define X2APIC_ICR_MSR      0x830
 #define CALIBRATE_MS        10
+#define CALIBRATE_WINDOWS   3       /* median: under an emulator one window can be stretched */
 #define TIMER_DIVIDER       16
 #define US_PER_S            1000000ULL
 #define ICR_SPIN_LIMIT      1000000
@@ -103,20 +104,52 @@ static void timer_irq(struct trap_frame *f)
 
 static void spurious_irq(struct trap_frame *f) { (void)f; /* no EOI for spurious vectors */ }
 
+/*
+ * One window: the LAPIC timer free-runs while the PIT counts `ms`. Both ends are bracketed by
+ * TSC reads; if the host (an emulator's thread) was descheduled across either end, the
+ * bracket is wide and the window is measured again.
+ */
+#define MEASURE_ATTEMPTS    5
+#define MEASURE_SLACK_DIV   200     /* an end's bracket may cost 0.5 % of the window */
+
 uint64_t apic_timer_measure_hz(unsigned ms, uint64_t *tsc)
 {
+    uint64_t best_hz = 0, best_tsc = 0, best_slack = UINT64_MAX;
     apic_write(APIC_TIMER_DIV, APIC_TIMER_DIV_16);
     apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED | VEC_TIMER);
-    pit_oneshot_start(ms);
-    apic_write(APIC_TIMER_INIT, 0xFFFFFFFF);
-    uint64_t t0 = rdtsc();
-    while (!pit_oneshot_done())
-        cpu_relax();
-    uint32_t left = apic_read(APIC_TIMER_CUR);
-    uint64_t t1 = rdtsc();
+    for (unsigned a = 0; a < MEASURE_ATTEMPTS; a++) {
+        apic_write(APIC_TIMER_INIT, 0xFFFFFFFF);
+        uint64_t s0 = rdtsc();
+        pit_oneshot_start(ms);
+        uint32_t c0 = apic_read(APIC_TIMER_CUR);
+        uint64_t t0 = rdtsc();
+        uint32_t c1;
+        uint64_t t1, prev = t0;
+        for (;;) {
+            c1 = apic_read(APIC_TIMER_CUR);
+            t1 = rdtsc();
+            if (pit_oneshot_done())
+                break;
+            prev = t1;
+        }
+        uint64_t slack = (t0 - s0) + (t1 - prev);
+        if (slack < best_slack) {
+            best_slack = slack;
+            best_hz = (uint64_t)(c0 - c1) * 1000 / ms;
+            best_tsc = (t1 - t0) * 1000 / ms;
+        }
+        if (slack * MEASURE_SLACK_DIV < t1 - t0)
+            break;
+    }
     apic_write(APIC_TIMER_INIT, 0);
-    *tsc = (t1 - t0) * 1000 / ms;
-    return (uint64_t)(0xFFFFFFFFu - left) * 1000 / ms;
+    *tsc = best_tsc;
+    return best_hz;
+}
+
+static uint64_t median3(const uint64_t v[3])
+{
+    uint64_t lo = v[0] < v[1] ? v[0] : v[1], hi = v[0] < v[1] ? v[1] : v[0];
+    return v[2] < lo ? lo : v[2] > hi ? hi : v[2];
 }
 
 static void timer_calibrate(void)
@@ -132,7 +165,11 @@ static void timer_calibrate(void)
             return;
         }
     }
-    timer_hz_ = apic_timer_measure_hz(CALIBRATE_MS, &tsc_hz_);
+    uint64_t hz[CALIBRATE_WINDOWS], tsc[CALIBRATE_WINDOWS];
+    for (unsigned i = 0; i < CALIBRATE_WINDOWS; i++)
+        hz[i] = apic_timer_measure_hz(CALIBRATE_MS, &tsc[i]);
+    timer_hz_ = median3(hz);
+    tsc_hz_ = median3(tsc);
     if (timer_hz_ == 0)
         panic("LAPIC timer does not count (PIT calibration gave 0 Hz)");
 }

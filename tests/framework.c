@@ -212,9 +212,9 @@ static void print_header(const char *cmdline)
     header_line("cpu: %s (family %#x model %#x stepping %u)", cpu_caps.brand, cpu_caps.family,
                 cpu_caps.model, cpu_caps.stepping);
     header_line("hypervisor: %s", cpu_caps.hypervisor[0] ? cpu_caps.hypervisor : "none");
-    header_line("boot: %s, screen: %s %ux%u%s", boot_path_name(boot_info.path),
-                console_screen_name(), boot_info.fb.width, boot_info.fb.height,
-                boot_info.screen == SCREEN_KIND_RGB ? " rgb" : "");
+    header_line("boot: %s", boot_path_name(boot_info.path));
+    header_line("screen: %s %ux%u", console_screen_name(), boot_info.fb.width,
+                boot_info.fb.height);
     header_line("cmdline: %s", cmdline);
     header_line("seed: %lu", seed);
     header_line("apic: %s, timer %lu Hz (%s), tsc %lu Hz", apic_is_x2apic() ? "x2apic" : "xapic",
@@ -228,11 +228,11 @@ static __attribute__((noreturn)) void finish(enum exit_code code)
     ktap_summary(&ktap);
     bool pass = code == EXIT_CODE_PASS;
     const char *verdict = pass ? "PASS" : code == EXIT_CODE_FAILURE ? "FAIL" : "NO TESTS RUN";
-    kprintf("# verdict: %s\n", verdict);
+    /* The verdict, in colour on the screen; a KTAP diagnostic line on serial. */
     console_set_color(CON_WHITE, pass ? CON_GREEN : CON_RED);
-    kprintf("btsx: %s - %u passed, %u failed, %u skipped\n", verdict, ktap.passed, ktap.failed,
-            ktap.skipped);
+    kprintf("# verdict: %s", verdict);
     console_set_color(CON_LIGHT_GREY, CON_BLACK);
+    kputs("\n");
     machine_exit(code);
 }
 

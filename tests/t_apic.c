@@ -7,7 +7,9 @@
 #include "kernel/timer.h"
 #include "tests/test.h"
 
-#define RATE_WINDOW_MS      20
+#define RATE_WINDOW_MS      10
+#define RATE_WINDOWS        5       /* the median of these: one descheduled host thread under
+                                     * an emulator must not decide the verdict */
 #define RATE_TOLERANCE_PCT  10
 #define ONESHOT_US          5000
 #define ONESHOT_WAIT_US     500000
@@ -47,13 +49,27 @@ TEST(apic, mode, "the APIC is enabled in the mode asked for", 0)
     test_info("APIC id %u, version %#x", apic_id(), apic_read(APIC_VERSION) & 0xFF);
 }
 
+static uint64_t median(uint64_t *v, unsigned n)
+{
+    for (unsigned i = 1; i < n; i++)
+        for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            uint64_t x = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = x;
+        }
+    return v[n / 2];
+}
+
 TEST(apic, timer_rate, "the LAPIC timer runs at its calibrated rate against the PIT", 0)
 {
-    uint64_t tsc;
-    uint64_t hz = apic_timer_measure_hz(RATE_WINDOW_MS, &tsc);
+    uint64_t hzs[RATE_WINDOWS], tscs[RATE_WINDOWS];
+    for (unsigned i = 0; i < RATE_WINDOWS; i++)
+        hzs[i] = apic_timer_measure_hz(RATE_WINDOW_MS, &tscs[i]);
+    uint64_t hz = median(hzs, RATE_WINDOWS), tsc = median(tscs, RATE_WINDOWS);
     uint64_t want = apic_timer_hz();
     uint64_t diff = hz > want ? hz - want : want - hz;
-    test_info("calibrated %lu Hz, measured %lu Hz over %u ms", want, hz, RATE_WINDOW_MS);
+    test_info("calibrated %lu Hz, measured %lu Hz (median of %u x %u ms)", want, hz,
+              RATE_WINDOWS, RATE_WINDOW_MS);
     CHECK(diff * 100 <= want * RATE_TOLERANCE_PCT, "measured %lu Hz, calibrated %lu Hz (>%u%% off)",
           hz, want, RATE_TOLERANCE_PCT);
     diff = tsc > tsc_hz() ? tsc - tsc_hz() : tsc_hz() - tsc;

@@ -40,6 +40,7 @@ static bool recording(void)
     return (bts_model_debugctl & DEBUGCTL_RECORDING) == DEBUGCTL_RECORDING;
 }
 
+static void dcache_flush(void);
 int bts_model_debugctl_changed(void);
 int bts_model_debugctl_changed(void)
 {
@@ -47,6 +48,7 @@ int bts_model_debugctl_changed(void)
     if (trap_depth > 0)
         return TF_LEAVE;
     if (recording()) {
+        dcache_flush();
         prev_rip = (uint64_t)bts_model_write_ret;
         prev_valid = true;
         return TF_SET;
@@ -127,21 +129,58 @@ static size_t fetch(uint64_t rip, uint8_t *buf, size_t want)
     return n;
 }
 
-static void decode_and_store(uint64_t from, uint64_t to, unsigned cpl_after)
+/*
+ * Decoded instructions, direct-mapped by address: a traced loop decodes each instruction
+ * once, not once per step. Keyed by address and CR3 (user code of different address spaces
+ * shares addresses) and emptied whenever recording starts, so code that changed while nothing
+ * was recorded is decoded afresh.
+ */
+#define DCACHE_BITS 8
+#define DCACHE_SIZE (1u << DCACHE_BITS)
+
+struct dcache_entry {
+    uint64_t rip, cr3;
+    uint32_t gen;           /* valid only while it equals dcache_gen */
+    uint8_t len, kind;
+};
+static struct dcache_entry dcache[DCACHE_SIZE];
+static uint32_t dcache_gen = 1;
+
+static void dcache_flush(void) { dcache_gen++; }
+
+static struct dcache_entry *dcache_slot(uint64_t rip)
+{
+    return &dcache[(rip ^ (rip >> DCACHE_BITS)) & (DCACHE_SIZE - 1)];
+}
+
+static bool decode(uint64_t from, struct insn *in)
 {
     uint8_t buf[INSN_MAX_LEN];
-    struct insn in;
     size_t have = fetch(from, buf, INSN_MAX_LEN);
-    int len = insn_decode(buf, have, from, &in);
+    int len = insn_decode(buf, have, from, in);
     if (len == INSN_ERR_TRUNCATED && have < INSN_MAX_LEN) {
         /* It executed, so the rest of it is on the next page. */
         have += fetch(from + have, buf + have, INSN_MAX_LEN - have);
-        len = insn_decode(buf, have, from, &in);
+        len = insn_decode(buf, have, from, in);
     }
     if (len < 0) {
         stats.undecodable++;
-        return;
+        return false;
     }
+    return true;
+}
+
+static void decode_and_store(uint64_t from, uint64_t to, unsigned cpl_after)
+{
+    uint64_t cr3 = read_cr3();
+    struct dcache_entry *e = dcache_slot(from);
+    if (e->rip != from || e->cr3 != cr3 || e->gen != dcache_gen) {
+        struct insn in;
+        if (!decode(from, &in))
+            return;
+        *e = (struct dcache_entry){ from, cr3, dcache_gen, in.len, in.kind };
+    }
+    struct insn in = { .len = e->len, .kind = e->kind };
     if (!insn_is_branch(&in))
         return;
     if (insn_is_conditional(&in) && to == from + in.len)

@@ -246,3 +246,20 @@ tc_ind_fnslot:
     .quad tc_ind_fn
 tc_jtab_table:
     .quad tc_jtab_c0, tc_jtab_c1, tc_jtab_c2
+
+/* bench_single_step(fn, arg): fn(arg) with RFLAGS.TF set, for the bare-trap baseline. */
+    .text
+    .globl bench_single_step
+bench_single_step:
+    push %rbx
+    mov %rdi, %rbx
+    mov %rsi, %rdi
+    pushfq
+    orq $0x100, (%rsp)                  /* RFLAGS.TF */
+    popfq
+    call *%rbx
+    pushfq
+    andq $~0x100, (%rsp)
+    popfq
+    pop %rbx
+    ret

@@ -130,6 +130,7 @@ static const struct layout_case layout_errors[] = {
 	{ "unknown mode", BASE, 8 * R, R, BTS_MODE_COUNT, E_INVAL },
 	{ "negative mode", BASE, 8 * R, R, -1, E_INVAL },
 	{ "base 0 wins over bad size", 0, 25, 1, BTS_MODE_INTERRUPT, E_INVAL },
+	{ "bad mode wins over misaligned base", BASE + 4, 8 * R, R, BTS_MODE_COUNT, E_INVAL },
 
 	{ "base misaligned", BASE + 4, 8 * R, R, BTS_MODE_INTERRUPT, E_ALIGN },
 	{ "base misaligned by 1", BASE + 1, 8 * R, R, BTS_MODE_CIRCULAR, E_ALIGN },
@@ -157,6 +158,9 @@ static const struct layout_case layout_errors[] = {
 	{ "end crosses into the hole", LOW_END - 8 * R + 8, 8 * R, R, BTS_MODE_INTERRUPT,
 	  E_OVERFLOW },
 	{ "starts in the hole, ends high", HIGH_START - 8, 8 * R, R, BTS_MODE_INTERRUPT,
+	  E_OVERFLOW },
+	/* Both ends canonical and no wrap, but the hole lies in between. */
+	{ "spans the hole", BASE, ((HIGH_START - BASE) / R + 2) * R, R, BTS_MODE_INTERRUPT,
 	  E_OVERFLOW },
 	{ "circular thresh wraps", 0 - 8ULL - 8 * R, 8 * R, BTS_THRESH_CIRCULAR, BTS_MODE_CIRCULAR,
 	  E_OVERFLOW },
@@ -234,7 +238,9 @@ static void test_pending(void **state)
 	}
 
 	const uint64_t corrupt[] = {
-		0, BASE - R, BASE - 1, BASE + 1, BASE + R + 8, BASE + 8 * R - 1, BASE + 8 * R + 1,
+		/* BASE - 16 and BASE - 40 are a whole number of records from base modulo 2^64:
+		 * only the comparison with base rejects them. */
+		0, BASE - R, BASE - 16, BASE - 40, BASE - 1, BASE + 1, BASE + R + 8, BASE + 8 * R - 1, BASE + 8 * R + 1,
 		BASE + 9 * R, UINT64_MAX,
 	};
 	for (size_t i = 0; i < NELEM(corrupt); i++) {

@@ -86,8 +86,9 @@ int ds_pending(const struct ds_area *ds, uint64_t *n);
  * enabling, so a non-zero record in the slot at index means the buffer has wrapped and the
  * oldest record is there (index == abs_max counts as the slot at base); otherwise the
  * records are [base, index). Copies the oldest min(max, held) records into out and returns
- * that count, or E_RANGE for a corrupted area (as ds_pending, or a size that is not a whole
- * number of at least BTS_MIN_RECORDS records), E_INVAL for NULL pointers.
+ * that count, or E_RANGE for a corrupted area (as ds_pending, a zero or misaligned base, or
+ * a size that is not a whole number of at least BTS_MIN_RECORDS records), E_INVAL for a NULL
+ * ds or a NULL out with max > 0.
  */
 int64_t ds_read_circular(const struct ds_area *ds, struct bts_record *out, uint64_t max);
 

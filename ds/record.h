@@ -28,14 +28,9 @@ _Static_assert(offsetof(struct bts_record, from) == 0x00, "BTS record: from at 0
 _Static_assert(offsetof(struct bts_record, to) == 0x08, "BTS record: to at 0x08");
 _Static_assert(offsetof(struct bts_record, flags) == 0x10, "BTS record: flags at 0x10");
 
-/*
- * The `from` value that marks a timestamp record. It is canonical (the last byte of the
- * address space), so it is not a branch source by construction of the CPU: it is one because
- * btsx never maps code in the top page, and a 1-byte branch (ret, int3) would be needed there.
- * A non-canonical value (e.g. 0x8000000000000000) would hold on any kernel; this one is kept
- * because the value is part of the trace format other components decode.
- */
-#define BTS_ESCAPE 0xFFFFFFFFFFFFFFFFULL
+/* The escape value: non-canonical (bit 63 set, bits 62..47 clear), so no instruction can
+ * ever be at it and no hardware record can carry it as its source. */
+#define BTS_ESCAPE 0x8000000000000000ULL
 
 /* The `flags` of a timestamp record. 0 is deliberately not a qualifier, so a zeroed slot that
  * somehow carries the escape is still rejected. */

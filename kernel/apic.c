@@ -21,6 +21,7 @@
 static volatile uint32_t *xapic;    /* MMIO base in xAPIC mode, NULL in x2APIC mode */
 static uint64_t timer_hz_, tsc_hz_;
 static const char *timer_source = "pit";
+static const char *note = "";
 static void (*timer_fn)(struct trap_frame *f);
 
 bool apic_is_x2apic(void) { return xapic == NULL; }
@@ -182,7 +183,7 @@ void apic_init(enum apic_mode mode)
     uint64_t base = rdmsr(MSR_IA32_APIC_BASE);
     bool want_x2 = mode == APIC_MODE_X2APIC || (mode == APIC_MODE_AUTO && (base & APIC_BASE_EXTD));
     if (want_x2 && !cpu_has_x2apic()) {
-        kprintf("# apic: x2APIC requested but CPUID.01H:ECX.x2APIC=0, using xAPIC\n");
+        note = " (apic=x2apic asked, but CPUID.01H:ECX.x2APIC=0)";
         want_x2 = false;
     }
     if (!want_x2 && (base & APIC_BASE_EXTD)) {
@@ -205,6 +206,7 @@ void apic_init(enum apic_mode mode)
 }
 
 uint64_t apic_timer_hz(void) { return timer_hz_; }
+const char *apic_note(void) { return note; }
 const char *apic_timer_source(void) { return timer_source; }
 uint64_t tsc_hz(void) { return tsc_hz_; }
 uint64_t tsc_to_us(uint64_t cycles) { return tsc_hz_ ? cycles * US_PER_S / tsc_hz_ : 0; }

@@ -45,6 +45,8 @@
 
 void apic_init(enum apic_mode mode);
 bool apic_is_x2apic(void);
+/* Why the mode differs from the one asked for, or "". */
+const char *apic_note(void);
 uint32_t apic_id(void);
 uint32_t apic_read(uint32_t reg);
 void apic_write(uint32_t reg, uint32_t v);

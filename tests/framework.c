@@ -217,8 +217,8 @@ static void print_header(const char *cmdline)
                 boot_info.fb.height);
     header_line("cmdline: %s", cmdline);
     header_line("seed: %lu", seed);
-    header_line("apic: %s, timer %lu Hz (%s), tsc %lu Hz", apic_is_x2apic() ? "x2apic" : "xapic",
-                apic_timer_hz(), apic_timer_source(), tsc_hz());
+    header_line("apic: %s%s, timer %lu Hz (%s), tsc %lu Hz", apic_is_x2apic() ? "x2apic" : "xapic",
+                apic_note(), apic_timer_hz(), apic_timer_source(), tsc_hz());
     for (const struct test_header *h = __header_start; h < __header_end; h++)
         h->fn(header_line);
 }

@@ -1,0 +1,523 @@
+"""Self-tests of tools/ktap.py and the decision logic of tools/btsx-run.
+
+Run: python3 -m unittest discover -s tools -p 'test_*.py'
+No emulator is needed: QEMU is replaced by a small Python script that
+writes a canned serial log and exits with a chosen status.
+"""
+
+import contextlib
+import importlib.machinery
+import importlib.util
+import io
+import os
+import shutil
+import sys
+import tempfile
+import textwrap
+import time
+import unittest
+import xml.etree.ElementTree as ET
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import ktap  # noqa: E402
+
+
+def _load_runner():
+    loader = importlib.machinery.SourceFileLoader("btsx_run", os.path.join(HERE, "btsx-run"))
+    spec = importlib.util.spec_from_loader("btsx_run", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+runner = _load_runner()
+
+GOOD = """\
+\x1b[2J\x1b[01;01HWelcome to GRUB!\r
+  Booting `btsx'\r
+\rKTAP version 1
+# btsx 0.1.0
+# cpu: Intel(R) Core(TM) i7
+# boot: direct
+# cmdline: tests=boot.* verbose
+# seed: 12345
+# backend: model (CPUID.01H:EDX.DS=0)
+1..5
+# memmap: 3 regions
+ok 1 boot.memmap
+not ok 2 paging.write_text
+ok 3 apic.timer # SKIP no LAPIC timer
+not ok 4 selftest.hang # TIMEOUT after 2000 ms
+ok 5 framework.all_reported
+# 2 passed, 2 failed, 1 skipped
+# verdict: FAIL
+"""
+
+PASSING = """\
+KTAP version 1
+# boot: direct
+1..3
+ok 1 boot.memmap
+ok 2 apic.timer # SKIP no LAPIC timer
+ok 3 ds.todo # TODO not finished
+# 2 passed, 0 failed, 1 skipped
+# verdict: PASS
+"""
+
+SELFTEST = """\
+KTAP version 1
+1..4
+ok 1 boot.memmap
+not ok 2 selftest.fault # ERROR #PF at 0x1234
+not ok 3 selftest.hang # TIMEOUT after 2000 ms
+not ok 4 selftest.fail
+# 1 passed, 3 failed, 0 skipped
+"""
+
+BAD_CMDLINE = """\
+KTAP version 1
+# btsx 0.1.0
+# error: unknown option 'bogus=1'
+1..0
+# 0 passed, 0 failed, 0 skipped
+"""
+
+SELFTEST_EXPECT = {"selftest.fault": "fail", "selftest.hang": "timeout", "selftest.fail": "fail"}
+
+
+def edit(text, old, new):
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+class KtapParser(unittest.TestCase):
+    def assertInvalid(self, text, fragment, tap_ok=None):
+        rep = ktap.parse(text)
+        self.assertFalse(rep.valid, f"accepted:\n{text}")
+        self.assertTrue(any(fragment in e for e in rep.errors), rep.errors)
+        if tap_ok is not None:
+            self.assertEqual(rep.tap_ok, tap_ok, rep.errors)
+        return rep
+
+    def test_example_from_the_contract(self):
+        rep = ktap.parse(GOOD)
+        self.assertEqual(rep.errors, [])
+        self.assertEqual(rep.plan, 5)
+        self.assertEqual(rep.counts(), (2, 2, 1))
+        self.assertEqual([r.outcome for r in rep.results], ["pass", "fail", "skip", "timeout", "pass"])
+        self.assertEqual(rep.results[2].reason, "no LAPIC timer")
+        self.assertEqual(rep.results[0].diag, ["# memmap: 3 regions"])
+        self.assertEqual(rep.header["boot"], "direct")
+        self.assertEqual(rep.header["backend"], "model (CPUID.01H:EDX.DS=0)")
+        self.assertEqual(rep.exit_code(), 1)
+        self.assertTrue(rep.tap_ok)
+
+    def test_todo_and_xfail_ok_lines_pass(self):
+        rep = ktap.parse(edit(PASSING, "# TODO not finished", "# XFAIL known"))
+        self.assertEqual(rep.errors, [])
+        self.assertEqual(rep.results[2].outcome, "pass")
+        self.assertEqual(ktap.parse(PASSING).exit_code(), 0)
+
+    def test_not_ok_todo_counts_as_failed(self):
+        rep = ktap.parse(edit(edit(PASSING, "ok 3 ds.todo", "not ok 3 ds.todo"),
+                              "# 2 passed, 0 failed", "# 1 passed, 1 failed").replace("PASS", "FAIL"))
+        self.assertEqual(rep.errors, [])
+        self.assertEqual(rep.counts(), (1, 1, 1))
+
+    def test_bad_command_line_log(self):
+        rep = ktap.parse(BAD_CMDLINE)
+        self.assertEqual(rep.errors, [])
+        self.assertEqual((rep.plan, rep.exit_code()), (0, 2))
+        self.assertEqual(rep.kernel_errors, ["unknown option 'bogus=1'"])
+
+    def test_header_after_noise_without_newline(self):
+        rep = ktap.parse("\x1b[0mGRUB noise" + PASSING)
+        self.assertEqual(rep.errors, [])
+
+    def test_no_header(self):
+        self.assertInvalid("SeaBIOS\nBooting from DVD\n", "no 'KTAP version 1'")
+
+    def test_missing_plan(self):
+        self.assertInvalid(edit(PASSING, "1..3\n", ""), "no plan", tap_ok=False)
+
+    def test_repeated_plan(self):
+        self.assertInvalid(edit(PASSING, "1..3\n", "1..3\n1..3\n"), "plan repeated", tap_ok=False)
+
+    def test_plan_after_results(self):
+        self.assertInvalid(edit(edit(PASSING, "1..3\n", ""), "# 2 passed", "1..3\n# 2 passed"),
+                           "plan after results")
+
+    def test_duplicated_number(self):
+        self.assertInvalid(edit(PASSING, "ok 2 apic", "ok 1 apic"), "number 1 duplicated", tap_ok=False)
+        rep = self.assertInvalid(edit(PASSING, "ok 3 ds.todo", "ok 2 ds.todo"), "duplicated")
+        self.assertFalse(rep.tap_ok)
+
+    def test_gap(self):
+        text = edit(edit(PASSING, "ok 3 ds.todo # TODO not finished", "ok 4 ds.todo"),
+                    "1..3", "1..4")
+        self.assertInvalid(text, "out of sequence: expected 3", tap_ok=False)
+
+    def test_extra_result(self):
+        self.assertInvalid(edit(PASSING, "# 2 passed, 0 failed", "ok 4 extra\n# 3 passed, 0 failed"),
+                           "outside plan 1..3", tap_ok=False)
+
+    def test_missing_results(self):
+        self.assertInvalid(edit(PASSING, "1..3", "1..4"), "plan 1..4 but 3 result(s)", tap_ok=False)
+
+    def test_wrong_summary(self):
+        self.assertInvalid(edit(GOOD, "# 2 passed, 2 failed, 1 skipped", "# 3 passed, 2 failed, 1 skipped"),
+                           "summary says 3 passed")
+
+    def test_no_summary(self):
+        cut = PASSING[:PASSING.index("# 2 passed")]
+        rep = self.assertInvalid(cut, "without the '# P passed")
+        self.assertTrue(rep.tap_ok)
+
+    def test_repeated_summary(self):
+        self.assertInvalid(PASSING + "# 2 passed, 0 failed, 1 skipped\n", "summary line repeated")
+
+    def test_result_after_summary(self):
+        self.assertInvalid(edit(PASSING, "ok 3 ds.todo # TODO not finished\n# 2 passed, 0 failed, 1 skipped",
+                                "# 1 passed, 0 failed, 1 skipped\nok 3 ds.todo"), "after the summary")
+
+    def test_result_before_plan(self):
+        self.assertInvalid(edit(PASSING, "1..3\nok 1 boot.memmap", "ok 1 boot.memmap\n1..3"),
+                           "before the plan")
+
+    def test_malformed_results(self):
+        for bad in ("ok 1", "ok 1 boot.memmap# SKIP x", "ok 1  boot.memmap", "ok 01 boot.memmap"):
+            with self.subTest(bad=bad):
+                self.assertFalse(ktap.parse(edit(PASSING, "ok 1 boot.memmap", bad)).valid)
+
+    def test_unknown_or_lowercase_directive(self):
+        self.assertInvalid(edit(PASSING, "# SKIP no", "# skip no"), "unknown directive 'skip'")
+        self.assertInvalid(edit(PASSING, "# SKIP no", "# MAYBE no"), "unknown directive")
+
+    def test_contradictory_directives(self):
+        self.assertInvalid(edit(PASSING, "ok 1 boot.memmap", "ok 1 boot.memmap # TIMEOUT x"),
+                           "contradictory")
+        self.assertInvalid(edit(GOOD, "not ok 2 paging.write_text", "not ok 2 paging.write_text # SKIP x"),
+                           "contradictory")
+
+    def test_verdict_must_agree(self):
+        self.assertInvalid(edit(PASSING, "verdict: PASS", "verdict: FAIL"), "results call for PASS")
+
+    def test_reboot_shows_as_second_header(self):
+        self.assertInvalid(PASSING + PASSING, "second KTAP header")
+
+    def test_unexpected_line(self):
+        self.assertInvalid(edit(PASSING, "ok 2 apic", "garbage\nok 2 apic"), "unexpected line")
+
+
+def make_run(text, status=1, config="direct", stop=None):
+    run = runner.Run(config, status=status, stop=stop)
+    run.report = ktap.parse(text)
+    return run
+
+
+def judged(text, status=1, config="direct", expect=None, expect_exit=None, **kw):
+    run = make_run(text, status, config, **kw)
+    runner.judge(run, config, expect or {}, expect_exit)
+    return run
+
+
+class Decisions(unittest.TestCase):
+    def assertFails(self, run, fragment):
+        self.assertTrue(run.reasons, "judged good")
+        self.assertTrue(any(fragment in r for r in run.reasons), run.reasons)
+
+    def test_all_passed_exit_1(self):
+        run = judged(PASSING, status=1)
+        self.assertEqual(run.reasons, [])
+        self.assertEqual(run.kernel_code, 0)
+        self.assertEqual(runner.tally(run, {}), (2, 0, 1))
+
+    def test_exit_code_must_match_results(self):
+        self.assertFails(judged(PASSING, status=3), "exit code 1 but its results call for 0")
+        self.assertFails(judged(SELFTEST, status=1, expect=SELFTEST_EXPECT), "call for 1")
+
+    def test_failures_fail(self):
+        run = judged(GOOD, status=3)
+        self.assertFails(run, "2 test(s) failed")
+        self.assertFalse(run.run_problem)
+        self.assertEqual(runner.tally(run, {}), (2, 2, 1))
+
+    def test_crash_and_odd_statuses(self):
+        run = judged(PASSING, status=0)
+        self.assertFails(run, "no proper exit")
+        self.assertEqual(runner.tally(run, {}), (2, 1, 1))   # never clean on a crash
+        self.assertFails(judged(PASSING, status=-9), "no proper exit")
+        self.assertEqual(runner.kernel_exit(5), (2, None))
+
+    def test_timeout_counts_a_failure(self):
+        run = judged(PASSING[:60], status=None, stop="timeout")
+        self.assertFails(run, "timeout")
+        self.assertEqual(runner.tally(run, {})[1], 1)
+
+    def test_no_exit_after_summary(self):
+        self.assertFails(judged(PASSING, status=None, stop="late"), "did not exit")
+        self.assertFails(judged(PASSING, status=None, stop="runaway"), "runaway")
+
+    def test_expectations_hold(self):
+        run = judged(SELFTEST, status=3, expect=SELFTEST_EXPECT)
+        self.assertEqual(run.reasons, [])
+        self.assertEqual(runner.tally(run, SELFTEST_EXPECT), (4, 0, 0))
+
+    def test_expectation_violated(self):
+        expect = dict(SELFTEST_EXPECT, **{"selftest.hang": "fail"})
+        self.assertFails(judged(SELFTEST, status=3, expect=expect), "not as expected")
+
+    def test_expected_test_missing(self):
+        expect = dict(SELFTEST_EXPECT, **{"selftest.gone": "pass"})
+        self.assertFails(judged(SELFTEST, status=3, expect=expect), "selftest.gone did not run")
+
+    def test_unlisted_failure_with_expect(self):
+        expect = {"selftest.fault": "fail", "selftest.hang": "timeout"}
+        run = judged(SELFTEST, status=3, expect=expect)
+        self.assertFails(run, "1 test(s) not as expected")
+        self.assertEqual(runner.tally(run, expect), (3, 1, 0))
+
+    def test_expected_failure_that_passes_is_wrong(self):
+        self.assertFails(judged(PASSING, status=1, expect={"boot.memmap": "fail"}), "not as expected")
+
+    def test_bad_command_line(self):
+        self.assertEqual(judged(BAD_CMDLINE, status=5, expect_exit=2).reasons, [])
+        self.assertFails(judged(BAD_CMDLINE, status=5), "no test ran (plan 1..0); unknown option")
+        self.assertFails(judged(BAD_CMDLINE, status=1, expect_exit=2), "call for 2")
+        self.assertFails(judged(GOOD, status=3, expect_exit=2), "exit code 1, expected 2")
+
+    def test_invalid_ktap_fails_even_with_right_code(self):
+        self.assertFails(judged(edit(PASSING, "1..3\n", ""), status=1), "no plan")
+
+    def test_bochs_has_no_exit_code(self):
+        self.assertEqual(judged(edit(PASSING, "boot: direct", "boot: bios"), status=None,
+                                config="bochs").reasons, [])
+        self.assertFails(judged(SELFTEST, status=None, config="bochs"), "3 test(s) failed")
+        self.assertEqual(judged(SELFTEST, status=None, config="bochs", expect=SELFTEST_EXPECT).reasons, [])
+
+    def test_boot_header_must_match_config(self):
+        self.assertFails(judged(PASSING, status=1, config="uefi"), "'# boot: direct', expected uefi")
+
+    def test_parse_expect(self):
+        self.assertEqual(runner.parse_expect(["a=fail,b=timeout", "c=skip"]),
+                         {"a": "fail", "b": "timeout", "c": "skip"})
+        for bad in ("a", "a=broken", "=pass"):
+            with self.subTest(bad=bad), self.assertRaises(ValueError):
+                runner.parse_expect([bad])
+
+    def test_accel_choice(self):
+        no = lambda: (False, "/dev/kvm absent")  # noqa: E731
+        yes = lambda: (True, "/dev/kvm works")   # noqa: E731
+        self.assertEqual(runner.choose_accel("auto", no)[0], "tcg")
+        self.assertEqual(runner.choose_accel("auto", yes)[0], "kvm")
+        self.assertEqual(runner.choose_accel("tcg", yes)[0], "tcg")
+        with self.assertRaises(ValueError):
+            runner.choose_accel("kvm", no)
+        self.assertEqual(runner.probe_kvm("/nonexistent/kvm"), (False, "/nonexistent/kvm absent"))
+
+
+class Commands(unittest.TestCase):
+    def setUp(self):
+        self.args = runner.parse_args(["--build", "/b", "--tag", "t1"])
+        self.p = runner.paths(self.args, "bios")
+
+    def test_paths_are_tagged(self):
+        self.assertEqual(self.p["log"], "/b/logs/t1-bios.log")
+
+    def test_direct_uses_append_only(self):
+        cmd = runner.qemu_command("direct", runner.paths(self.args, "direct"), "tests=a,b verbose", "tcg")
+        self.assertIn("-append", cmd)
+        self.assertEqual(cmd[cmd.index("-append") + 1], "tests=a,b verbose")
+        self.assertNotIn("-fw_cfg", cmd)
+        self.assertEqual(cmd[cmd.index("-kernel") + 1], "/b/btsx32.elf")
+
+    def test_iso_uses_fw_cfg_with_escaped_commas(self):
+        cmd = runner.qemu_command("bios", self.p, "tests=a,b", "tcg")
+        self.assertNotIn("-append", cmd)
+        self.assertEqual(cmd[cmd.index("-fw_cfg") + 1], "name=opt/btsx/cmdline,string=tests=a,,b")
+        self.assertIn("isa-debug-exit,iobase=0xf4,iosize=0x04", cmd)
+        self.assertEqual(cmd[cmd.index("-serial") + 1], "file:/b/logs/t1-bios.log")
+        self.assertEqual(cmd[cmd.index("-cpu") + 1], "max")
+
+    def test_empty_append_and_kvm(self):
+        cmd = runner.qemu_command("uefi", runner.paths(self.args, "uefi"), "", "kvm")
+        self.assertNotIn("-fw_cfg", cmd)
+        self.assertNotIn("-append", cmd)
+        self.assertEqual(cmd[cmd.index("-cpu") + 1], "host,pmu=on")
+        self.assertIn("if=pflash,format=raw,unit=1,file=/b/logs/t1-uefi.vars.fd", cmd)
+
+    def test_bochsrc(self):
+        text = runner.bochsrc_text(runner.paths(self.args, "bochs"), "term")
+        for line in ("cpu: model=core2_penryn_t9600", "boot: cdrom", "port_e9_hack: enabled=1",
+                     "com1: enabled=1, mode=file, dev=/b/logs/t1-bochs.log", "display_library: term",
+                     "ata0-master: type=cdrom, path=/b/btsx.iso"):
+            self.assertIn(line, text)
+
+
+@unittest.skipUnless(shutil.which("prove"), "prove not installed")
+class Prove(unittest.TestCase):
+    def check(self, text):
+        with tempfile.TemporaryDirectory() as d:
+            return runner.run_prove(ktap.parse(text), os.path.join(d, "x.tap"))
+
+    def test_agrees(self):
+        for text in (PASSING, GOOD, SELFTEST, BAD_CMDLINE, edit(PASSING, "ok 2 apic", "ok 1 apic")):
+            with self.subTest(text=text[:80]):
+                self.assertEqual(self.check(text), "")
+
+    def test_disagreement_is_reported(self):
+        rep = ktap.parse(edit(PASSING, "ok 3 ds", "ok 2 ds"))
+        rep.tap_ok = True           # pretend the parser missed the duplicate
+        with tempfile.TemporaryDirectory() as d:
+            self.assertIn("prove disagrees", runner.run_prove(rep, os.path.join(d, "x.tap")))
+
+
+FAKE_QEMU = """\
+import os, sys, time
+argv = sys.argv
+log = argv[argv.index("-serial") + 1][len("file:"):]
+mode = os.environ["FAKE_MODE"]
+config = "direct" if "-kernel" in argv else "bios"
+with open(log, "w") as f:
+    f.write(os.environ["FAKE_LOG_" + config.upper()])
+    f.flush()
+    if mode == "hang":
+        time.sleep(60)
+sys.exit(int(os.environ["FAKE_STATUS"]))
+"""
+
+
+class EndToEnd(unittest.TestCase):
+    """main() with QEMU replaced by FAKE_QEMU."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.dir)
+        for name in ("btsx32.elf", "btsx.iso"):
+            open(os.path.join(self.dir, name), "w").close()
+        qemu = os.path.join(self.dir, "qemu")
+        with open(qemu, "w") as f:
+            f.write(f"#!{sys.executable}\n" + FAKE_QEMU)
+        os.chmod(qemu, 0o755)
+        self.env = {"QEMU": qemu, "FAKE_MODE": "exit", "FAKE_STATUS": "1",
+                    "FAKE_LOG_DIRECT": PASSING,
+                    "FAKE_LOG_BIOS": edit(PASSING, "boot: direct", "boot: bios")}
+
+    def main(self, *argv, **env):
+        out = io.StringIO()
+        with mock.patch.dict(os.environ, dict(self.env, **env)), contextlib.redirect_stdout(out), \
+                contextlib.redirect_stderr(out):
+            code = runner.main(["--build", self.dir, "--accel", "tcg", *argv])
+        return code, out.getvalue()
+
+    def test_good_run(self):
+        junit = os.path.join(self.dir, "j.xml")
+        code, out = self.main("--config", "direct,bios", "-j", "2", "--junit", junit)
+        self.assertEqual(code, 0, out)
+        self.assertEqual(out.splitlines()[-1], "4 passed, 0 failed, 2 skipped")
+        suites = ET.parse(junit).getroot().findall("testsuite")
+        self.assertEqual([s.get("name") for s in suites], ["direct", "bios"])
+        self.assertEqual(len(suites[0].findall("testcase")), 4)
+        self.assertEqual(len(suites[0].findall("testcase/skipped")), 1)
+        self.assertTrue(os.path.exists(os.path.join(self.dir, "logs", "direct.log")))
+
+    def test_failures_and_junit(self):
+        junit = os.path.join(self.dir, "j.xml")
+        code, out = self.main("--config", "direct", "--junit", junit, FAKE_STATUS="3",
+                              FAKE_LOG_DIRECT=GOOD)
+        self.assertEqual(code, 1, out)
+        self.assertIn("direct: paging.write_text: fail  <-- FAILED", out)
+        self.assertEqual(out.splitlines()[-1], "2 passed, 2 failed, 1 skipped")
+        failures = ET.parse(junit).getroot().findall("testsuite/testcase/failure")
+        self.assertEqual(len(failures), 2)
+
+    def test_expect(self):
+        code, out = self.main("--config", "direct", "--expect",
+                              "selftest.fault=fail,selftest.hang=timeout,selftest.fail=fail",
+                              FAKE_STATUS="3", FAKE_LOG_DIRECT=SELFTEST)
+        self.assertEqual(code, 0, out)
+        self.assertEqual(out.splitlines()[-1], "4 passed, 0 failed, 0 skipped")
+
+    def test_timeout_kills_the_emulator(self):
+        cut = PASSING[:PASSING.index("# 2 passed")]
+        junit = os.path.join(self.dir, "j.xml")
+        code, out = self.main("--config", "direct", "--timeout", "1", "--junit", junit,
+                              FAKE_MODE="hang", FAKE_LOG_DIRECT=cut)
+        self.assertEqual(code, 1, out)
+        self.assertIn("FAIL: timeout", out)
+        self.assertEqual(out.splitlines()[-1], "2 passed, 1 failed, 1 skipped")
+        run_case = [c for c in ET.parse(junit).getroot().iter("testcase") if c.get("name") == "(run)"]
+        self.assertIsNotNone(run_case[0].find("failure"))
+
+    def test_missing_files(self):
+        os.remove(os.path.join(self.dir, "btsx.iso"))
+        code, out = self.main("--config", "bios")
+        self.assertEqual(code, 2)
+        self.assertIn("missing", out)
+
+    def test_list_configs(self):
+        code, out = self.main("--list-configs")
+        self.assertEqual(code, 0)
+        self.assertEqual([l.split()[0] for l in out.splitlines()], ["direct", "bios", "uefi", "bochs"])
+
+
+class Supervise(unittest.TestCase):
+    def test_grace_after_summary_and_group_kill(self):
+        with tempfile.TemporaryDirectory() as d:
+            log, out = os.path.join(d, "log"), os.path.join(d, "out")
+            script = textwrap.dedent(f"""
+                import subprocess, sys, time
+                child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+                open({os.path.join(d, 'pid')!r}, "w").write(str(child.pid))
+                open({log!r}, "w").write("# 1 passed, 0 failed, 0 skipped\\n")
+                time.sleep(60)
+            """)
+            stopped = runner.supervise([sys.executable, "-c", script], log, out, timeout=30, grace=0.5)
+            self.assertEqual(stopped, (None, "late"))
+            with open(os.path.join(d, "pid")) as f:
+                child = int(f.read())
+            for _ in range(50):     # the grandchild died with the group
+                if not alive(child):
+                    break
+                time.sleep(0.1)
+            else:
+                self.fail("grandchild survived")
+
+    def test_timeout_runaway_and_stream(self):
+        with tempfile.TemporaryDirectory() as d:
+            log, out = os.path.join(d, "log"), os.path.join(d, "out")
+            script = textwrap.dedent(f"""
+                import time
+                with open({log!r}, "w") as f:
+                    f.write("\\x1b[2J\\x1b[1;1HGRUB\\r\\nKTAP version 1\\n1..1\\n")
+                    f.flush()
+                    time.sleep(1)
+                    f.write("x" * 3000)
+                    f.flush()
+                    time.sleep(60)
+            """)
+            cmd = [sys.executable, "-c", script]
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):
+                self.assertEqual(runner.supervise(cmd, log, out, timeout=0.5, grace=5, stream="> "),
+                                 (None, "timeout"))
+            self.assertEqual(printed.getvalue(), "> GRUB\n> KTAP version 1\n> 1..1\n")
+            with mock.patch.object(runner, "MAX_LOG", 2000):
+                self.assertEqual(runner.supervise(cmd, log, out, timeout=30, grace=5), (None, "runaway"))
+            self.assertEqual(runner.supervise([sys.executable, "-c", "raise SystemExit(5)"],
+                                              log, out, timeout=30, grace=5), (5, None))
+
+
+def alive(pid):
+    """True while pid runs (a zombie left for init to reap counts as dead)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+if __name__ == "__main__":
+    unittest.main()

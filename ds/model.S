@@ -30,3 +30,19 @@ bts_model_write_ret:
     andq $~RFLAGS_TF, (%rsp)
     popfq
     ret
+
+/* Turns single-stepping on for the code after the call; the model ignores this RET itself
+ * (ds/model.c clears prev_valid first): it is the model's machinery, not traced code. */
+    .globl bts_model_tf_on
+bts_model_tf_on:
+    pushfq
+    orq $RFLAGS_TF, (%rsp)
+    popfq
+    ret
+
+    .globl bts_model_tf_off
+bts_model_tf_off:
+    pushfq
+    andq $~RFLAGS_TF, (%rsp)
+    popfq
+    ret

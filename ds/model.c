@@ -190,6 +190,7 @@ static void decode_and_store(uint64_t from, uint64_t to, unsigned cpl_after)
 
 static void model_db(struct trap_frame *f)
 {
+    /* (A #DB with prev_valid false just starts the walk: see model_syscall_entry.) */
     uint64_t dr6 = read_dr6();
     write_dr6(DR6_RESET);
     if (!(dr6 & DR6_BS)) {
@@ -241,11 +242,44 @@ static void model_trap_exit(struct trap_frame *f)
     prev_valid = true;
 }
 
+void bts_model_tf_on(void);
+void bts_model_tf_off(void);
+
+/* SYSCALL: the transfer to the entry point (CPL 0 after it). The user side was stepped if
+ * its RFLAGS had TF; the kernel side is stepped from here while recording is on. */
+static void model_syscall_entry(uint64_t from, uint64_t to, uint64_t user_rflags)
+{
+    if (!recording())
+        return;
+    if (user_rflags & RFLAGS_TF)
+        store(from, to, 0);
+    prev_valid = false;         /* the first step lands after bts_model_tf_on's RET */
+    bts_model_tf_on();
+}
+
+/* SYSRET: stop stepping the kernel, record the return, step the user side on. */
+static void model_syscall_exit(uint64_t from, uint64_t to, uint64_t *user_rflags)
+{
+    prev_valid = false;
+    bts_model_tf_off();
+    prev_valid = false;
+    if (!recording()) {
+        *user_rflags &= ~RFLAGS_TF;
+        return;
+    }
+    store(from, to, 3);
+    *user_rflags |= RFLAGS_TF;
+    prev_rip = to;
+    prev_valid = true;
+}
+
 void model_init(void)
 {
     trap_set_handler(VEC_DB, model_db);
     trap_entry_hook = model_trap_entry;
     trap_exit_hook = model_trap_exit;
+    syscall_entry_hook = model_syscall_entry;
+    syscall_exit_hook = model_syscall_exit;
 }
 
 void model_reset(void)

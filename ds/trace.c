@@ -144,22 +144,25 @@ int bts_attach(struct bts_trace *t)
 
 void bts_detach(void) { ds_switch(current, NULL); }
 
+/* A trace that is not loaded only changes state: ds_switch() applies it when its task runs. */
 int bts_enable(struct bts_trace *t)
 {
-    if (!t->configured || t != current)
+    if (!t->configured)
         return E_STATE;
     if (t->stopped)
         return E_OVERFLOW;  /* the stop policy ended it: clear first */
     t->enabled = true;
-    bts_backend()->write_debugctl(t->debugctl);
+    if (t == current)
+        bts_backend()->write_debugctl(t->debugctl);
     return 0;
 }
 
 int bts_disable(struct bts_trace *t)
 {
-    if (t != current)
+    if (!t->configured)
         return E_STATE;
-    bts_backend()->write_debugctl(0);
+    if (t == current)
+        bts_backend()->write_debugctl(0);
     t->enabled = false;
     return 0;
 }

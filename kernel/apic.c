@@ -13,7 +13,7 @@
 #define X2APIC_MSR(reg)     (MSR_X2APIC_BASE + ((reg) >> 4))
 #define X2APIC_ICR_MSR      0x830
 #define CALIBRATE_MS        10
-#define CALIBRATE_WINDOWS   3       /* median: under an emulator one window can be stretched */
+#define CALIBRATE_WINDOWS   5       /* median: under an emulator one window can be stretched */
 #define TIMER_DIVIDER       16
 #define US_PER_S            1000000ULL
 #define ICR_SPIN_LIMIT      1000000
@@ -147,10 +147,15 @@ uint64_t apic_timer_measure_hz(unsigned ms, uint64_t *tsc)
     return best_hz;
 }
 
-static uint64_t median3(const uint64_t v[3])
+uint64_t median_u64(uint64_t *v, unsigned n)
 {
-    uint64_t lo = v[0] < v[1] ? v[0] : v[1], hi = v[0] < v[1] ? v[1] : v[0];
-    return v[2] < lo ? lo : v[2] > hi ? hi : v[2];
+    for (unsigned i = 1; i < n; i++)
+        for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            uint64_t x = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = x;
+        }
+    return v[n / 2];
 }
 
 static void timer_calibrate(void)
@@ -169,8 +174,8 @@ static void timer_calibrate(void)
     uint64_t hz[CALIBRATE_WINDOWS], tsc[CALIBRATE_WINDOWS];
     for (unsigned i = 0; i < CALIBRATE_WINDOWS; i++)
         hz[i] = apic_timer_measure_hz(CALIBRATE_MS, &tsc[i]);
-    timer_hz_ = median3(hz);
-    tsc_hz_ = median3(tsc);
+    timer_hz_ = median_u64(hz, CALIBRATE_WINDOWS);
+    tsc_hz_ = median_u64(tsc, CALIBRATE_WINDOWS);
     if (timer_hz_ == 0)
         panic("LAPIC timer does not count (PIT calibration gave 0 Hz)");
 }

@@ -70,6 +70,9 @@ void apic_timer_cancel(void);
  * rate test); returns LAPIC timer Hz at the divider in use, TSC Hz in *tsc. */
 uint64_t apic_timer_measure_hz(unsigned ms, uint64_t *tsc);
 
+/* The median of n values (sorts v in place). */
+uint64_t median_u64(uint64_t *v, unsigned n);
+
 /* TSC frequency, calibrated with the LAPIC timer. */
 uint64_t tsc_hz(void);
 uint64_t tsc_to_us(uint64_t cycles);

@@ -30,6 +30,9 @@ static trap_handler_t handlers[NUM_VECTORS];
 volatile unsigned trap_depth;
 trap_exit_hook_t trap_exit_hook;
 trap_entry_hook_t trap_entry_hook;
+syscall_entry_hook_t syscall_entry_hook;
+syscall_exit_hook_t syscall_exit_hook;
+trap_fault_hook_t trap_fault_hook;
 
 extern const char isr_stubs[];
 
@@ -109,6 +112,8 @@ static void default_exception(struct trap_frame *f)
         f->rip = fixup;
         return;
     }
+    if (trap_fault_hook && trap_fault_hook(f))
+        return;
     if (recover_from_trap(f, RECOVER_FAULT))
         return;
     panic_frame(f, "unexpected exception");

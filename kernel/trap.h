@@ -54,6 +54,18 @@ extern trap_exit_hook_t trap_exit_hook;
 typedef void (*trap_entry_hook_t)(struct trap_frame *f);
 extern trap_entry_hook_t trap_entry_hook;
 
+/* SYSCALL/SYSRET boundaries (the BTS model records them like the CPU would): entry gets the
+ * SYSCALL instruction, the entry point and the user's RFLAGS; exit gets the SYSRETQ, the user
+ * RIP it returns to and the user RFLAGS it will load (which the hook may change). */
+typedef void (*syscall_entry_hook_t)(uint64_t from, uint64_t to, uint64_t user_rflags);
+typedef void (*syscall_exit_hook_t)(uint64_t from, uint64_t to, uint64_t *user_rflags);
+extern syscall_entry_hook_t syscall_entry_hook;
+extern syscall_exit_hook_t syscall_exit_hook;
+/* Consulted before a fault ends the current recovery point: the scheduler contains faults of
+ * its tasks (returns true if it took the fault, and then does not return to the caller). */
+typedef bool (*trap_fault_hook_t)(struct trap_frame *f);
+extern trap_fault_hook_t trap_fault_hook;
+
 static inline bool trap_from_user(const struct trap_frame *f) { return (f->cs & 3) != 0; }
 #endif /* __ASSEMBLER__ */
 

@@ -6,7 +6,9 @@
 user_enter:
     pushq $(GDT_USER_DS | RPL_USER)
     pushq %rsi
-    pushq $(RFLAGS_IF | RFLAGS_FIXED)
+    pushfq                              /* a single-stepped (BTS model) caller keeps TF */
+    andq $RFLAGS_TF, (%rsp)
+    orq $(RFLAGS_IF | RFLAGS_FIXED), (%rsp)
     pushq $(GDT_USER_CS | RPL_USER)
     pushq %rdi
     mov %rdx, %rdi

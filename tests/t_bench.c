@@ -35,7 +35,7 @@ static void ratio_diag(const char *what, uint64_t a, uint64_t b, unsigned target
  * only ever adds cycles, so the minimum is the figure that compares. */
 #define ROUNDS 5
 
-TEST(bench, model_cost, "model cost per traced instruction vs a bare single-step trap", 0)
+TEST(bench, model_cost, "model cost per traced instruction vs a bare single-step trap", 300000)
 {
     if (bts_backend() != &bts_backend_model) {
         test_skip("the model is not the backend in use");
@@ -82,7 +82,7 @@ TEST(bench, model_cost, "model cost per traced instruction vs a bare single-step
     ratio_diag("model/bare", model_per, bare_per, 2 * RATIO_SCALE);
 }
 
-TEST(bench, drain_cost, "PMI drain cost per record vs memcpy of the same bytes", 0)
+TEST(bench, drain_cost, "PMI drain cost per record vs memcpy of the same bytes", 300000)
 {
     if (!bts_require())
         return;

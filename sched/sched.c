@@ -1,0 +1,417 @@
+/*
+ * Tasks and switching. Interrupts are off while the run queue changes and across a switch;
+ * the incoming task's saved RFLAGS turn them back on as it was.
+ */
+#include "sched/sched.h"
+
+#include "boot/layout.h"
+#include "kernel/console.h"
+#include "kernel/cpu.h"
+#include "kernel/errno.h"
+#include "kernel/gdt.h"
+#include "kernel/mem.h"
+#include "kernel/panic.h"
+#include "kernel/string.h"
+#include "kernel/symbols.h"
+#include "kernel/timer.h"
+#include "kernel/trap.h"
+#include "sched/syscall.h"
+
+#define SWITCH_FRAME_WORDS  7       /* r15 r14 r13 r12 rbx rbp rflags, then the return RIP */
+#define IDLE_NAME           "idle"
+
+void sched_switch_stacks(uint64_t *prev_rsp, uint64_t next_rsp);
+
+static struct task boot_task = { .name = "runner", .state = TASK_RUNNABLE };
+static struct task *current = &boot_task, *idle_task, *last;
+static struct task *rq_head, *rq_tail;
+static unsigned next_id = 1;
+static uint64_t switches;
+static bool ds_hook = true;
+static struct switch_log_entry *log_buf;
+static unsigned log_cap, log_len;
+
+struct task *task_current(void) { return current; }
+uint64_t sched_switches(void) { return switches; }
+void sched_ds_hook_enable(bool on) { ds_hook = on; }
+
+void sched_log_start(struct switch_log_entry *buf, unsigned cap)
+{
+    log_len = 0;
+    log_cap = cap;
+    log_buf = buf;
+}
+
+unsigned sched_log_stop(void)
+{
+    log_buf = NULL;
+    return log_len;
+}
+
+static void rq_push(struct task *t)
+{
+    t->rq_next = NULL;
+    if (rq_tail)
+        rq_tail->rq_next = t;
+    else
+        rq_head = t;
+    rq_tail = t;
+}
+
+static struct task *rq_pop(void)
+{
+    struct task *t = rq_head;
+    if (t) {
+        rq_head = t->rq_next;
+        if (!rq_head)
+            rq_tail = NULL;
+    }
+    return t;
+}
+
+static uint64_t kstack_top(const struct task *t) { return t->kstack + KSTACK_PAGES * PAGE_SIZE; }
+
+/* Runs on the incoming task's stack, right after the stack switch. */
+static void finish_switch(void)
+{
+    struct task *prev = last;
+    if (current->user) {
+        tss_set_rsp0(kstack_top(current));
+        syscall_set_kernel_stack(kstack_top(current));
+        as_switch(&current->as);
+    } else if (prev && prev->user) {
+        as_switch(&kernel_as);
+    }
+    trap_depth = current->trap_depth;
+    if (ds_hook)
+        ds_switch(prev ? prev->trace : NULL, current->trace);
+}
+
+/* Picks the next task and switches to it; call with interrupts off. */
+static void schedule(void)
+{
+    struct task *prev = current;
+    if (prev->state == TASK_RUNNABLE && prev != idle_task)
+        rq_push(prev);
+    struct task *next = rq_pop();
+    if (!next)
+        next = idle_task;
+    if (next == prev)
+        return;
+    switches++;
+    if (log_buf && log_len < log_cap)
+        log_buf[log_len++] = (struct switch_log_entry){ prev->id, next->id, rdtsc() };
+    prev->trap_depth = trap_depth;
+    last = prev;
+    current = next;
+    sched_switch_stacks(&prev->rsp, next->rsp);
+    finish_switch();
+}
+
+void task_yield(void)
+{
+    bool irq = irq_enabled();
+    irq_disable();
+    schedule();
+    if (irq)
+        irq_enable();
+}
+
+void task_block(void)
+{
+    bool irq = irq_enabled();
+    irq_disable();
+    current->state = TASK_BLOCKED;
+    schedule();
+    if (irq)
+        irq_enable();
+}
+
+void task_wake(struct task *t)
+{
+    bool irq = irq_enabled();
+    irq_disable();
+    if (t->state == TASK_BLOCKED || t->state == TASK_SLEEPING) {
+        t->state = TASK_RUNNABLE;
+        if (t != current)
+            rq_push(t);
+    }
+    if (irq)
+        irq_enable();
+}
+
+static void sleep_done(struct trap_frame *f, void *arg)
+{
+    (void)f;
+    task_wake(arg);
+}
+
+void task_sleep_ms(unsigned ms)
+{
+    bool irq = irq_enabled();
+    irq_disable();
+    current->state = TASK_SLEEPING;
+    if (timer_start_us((uint64_t)ms * 1000, sleep_done, current) < 0)
+        current->state = TASK_RUNNABLE;     /* no timer slot: do not sleep forever */
+    schedule();
+    if (irq)
+        irq_enable();
+}
+
+void task_exit(int status)
+{
+    irq_disable();
+    struct task *t = current;
+    if (t == &boot_task)
+        panic("the test runner called task_exit");
+    t->exit_status = status;
+    t->state = TASK_ZOMBIE;
+    if (t->trace && t->trace == bts_current())
+        t->trace->enabled = false;
+    if (t->tracer && t->tracer->state == TASK_BLOCKED)
+        task_wake(t->tracer);       /* a tracer waiting for data learns the tracee ended */
+    if (t->joiner)
+        task_wake(t->joiner);
+    trap_depth = 0;                 /* a fault exits from trap context: nothing returns there */
+    schedule();
+    panic("a finished task was scheduled again");
+}
+
+static void task_free(struct task *t)
+{
+    if (t->user) {
+        as_destroy(&t->as);
+        for (unsigned i = 0; i < t->npages; i++)
+            pages_free(t->pages[i], 1);
+    }
+    pages_free(t->kstack, KSTACK_PAGES);
+    kfree(t);
+}
+
+int task_join(struct task *t, int *status)
+{
+    if (t == current || t->joiner)
+        return E_STATE;
+    bool irq = irq_enabled();
+    irq_disable();
+    t->joiner = current;
+    while (t->state != TASK_ZOMBIE) {
+        current->state = TASK_BLOCKED;
+        schedule();
+    }
+    if (irq)
+        irq_enable();
+    if (status)
+        *status = t->exit_status;
+    task_free(t);
+    return 0;
+}
+
+/* Where every task begins: on its own stack, after its first switch. */
+static void task_start(void)
+{
+    finish_switch();
+    irq_enable();
+    struct task *t = current;
+    if (t->user)
+        user_task_enter(t);
+    t->entry(t->arg);
+    task_exit(0);
+}
+
+static struct task *task_alloc(const char *name)
+{
+    struct task *t = kzalloc(sizeof(*t));
+    if (!t)
+        return NULL;
+    t->kstack = pages_alloc(KSTACK_PAGES);
+    if (!t->kstack) {
+        kfree(t);
+        return NULL;
+    }
+    t->id = next_id++;
+    strlcpy(t->name, name, sizeof(t->name));
+    /* A stack that looks switched out just before task_start. */
+    uint64_t *sp = (uint64_t *)kstack_top(t);
+    *--sp = 0;                                  /* alignment: task_start sees a call frame */
+    *--sp = (uint64_t)task_start;
+    *--sp = RFLAGS_FIXED;                       /* interrupts off until task_start */
+    for (unsigned i = 0; i < SWITCH_FRAME_WORDS - 1; i++)
+        *--sp = 0;
+    t->rsp = (uint64_t)sp;
+    return t;
+}
+
+static void enqueue_new(struct task *t)
+{
+    bool irq = irq_enabled();
+    irq_disable();
+    t->state = TASK_RUNNABLE;
+    rq_push(t);
+    if (irq)
+        irq_enable();
+}
+
+struct task *task_create(const char *name, void (*fn)(void *), void *arg)
+{
+    struct task *t = task_alloc(name);
+    if (!t)
+        return NULL;
+    t->entry = fn;
+    t->arg = arg;
+    enqueue_new(t);
+    return t;
+}
+
+static int map_user_page(struct task *t, uint64_t va, uint64_t flags, const void *src,
+                         uint64_t len)
+{
+    if (t->npages == USER_MAX_PAGES)
+        return E_NOMEM;
+    uint64_t p = pages_alloc(1);
+    if (!p)
+        return E_NOMEM;
+    t->pages[t->npages++] = p;
+    if (src)
+        memcpy((void *)p, src, len);
+    return as_map_user(&t->as, va, p, flags);
+}
+
+struct task *task_create_user(const char *name, const void *code, uint64_t len,
+                              uint64_t entry_offset, uint64_t arg)
+{
+    if (len == 0 || entry_offset >= len)
+        return NULL;
+    struct task *t = task_alloc(name);
+    if (!t)
+        return NULL;
+    t->user = true;
+    int err = as_create(&t->as);
+    uint64_t pages = (len + PAGE_SIZE - 1) / PAGE_SIZE;
+    for (uint64_t i = 0; !err && i < pages; i++) {
+        uint64_t chunk = len - i * PAGE_SIZE < PAGE_SIZE ? len - i * PAGE_SIZE : PAGE_SIZE;
+        err = map_user_page(t, USER_CODE_VA + i * PAGE_SIZE, 0,
+                            (const uint8_t *)code + i * PAGE_SIZE, chunk);
+    }
+    if (!err)
+        err = map_user_page(t, USER_DATA_VA, PTE_W | PTE_NX, NULL, 0);
+    if (!err)
+        err = map_user_page(t, USER_STACK_VA, PTE_W | PTE_NX, NULL, 0);
+    if (err) {
+        if (t->as.pml4)
+            as_destroy(&t->as);
+        for (unsigned i = 0; i < t->npages; i++)
+            pages_free(t->pages[i], 1);
+        pages_free(t->kstack, KSTACK_PAGES);
+        kfree(t);
+        return NULL;
+    }
+    t->user_entry = USER_CODE_VA + entry_offset;
+    t->user_arg = arg;
+    enqueue_new(t);
+    return t;
+}
+
+void task_set_trace(struct task *tracee, struct task *tracer, struct bts_trace *tr)
+{
+    bool irq = irq_enabled();
+    irq_disable();
+    tracee->trace = tr;
+    tracee->tracer = tr ? tracer : NULL;
+    if (tracee == current)
+        ds_switch(NULL, tr);
+    if (irq)
+        irq_enable();
+}
+
+static void idle_loop(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        irq_enable();
+        cpu_halt();     /* until a timer or an IPI makes something runnable */
+        task_yield();
+    }
+}
+
+void sched_init(void)
+{
+    boot_task.id = 0;
+    idle_task = task_alloc(IDLE_NAME);
+    if (!idle_task)
+        panic("no memory for the idle task");
+    idle_task->entry = idle_loop;
+    idle_task->state = TASK_RUNNABLE;
+    syscall_init();
+    trap_fault_hook = sched_task_fault;
+}
+
+/* ---- tracing and faults ---- */
+
+int sched_stream_full(struct bts_trace *t, void *arg)
+{
+    (void)t;
+    struct task *tracee = arg;
+    if (tracee != current || !tracee->tracer)
+        return E_STATE;     /* nobody can drain: the caller counts the loss */
+    /* Suspended inside the threshold interrupt, mid-loop if need be; the tracee's registers
+     * stay in the interrupted frame on its own stack and it resumes only after the drain. */
+    tracee->drain_wait = true;
+    task_wake(tracee->tracer);
+    current->state = TASK_BLOCKED;
+    schedule();
+    return 0;
+}
+
+void sched_wait_tracee(struct task *tracee)
+{
+    bool irq = irq_enabled();
+    irq_disable();
+    while (!tracee->drain_wait && tracee->state != TASK_ZOMBIE) {
+        current->state = TASK_BLOCKED;
+        schedule();
+    }
+    if (irq)
+        irq_enable();
+}
+
+void sched_release_tracee(struct task *tracee)
+{
+    bool irq = irq_enabled();
+    irq_disable();
+    tracee->drain_wait = false;
+    task_wake(tracee);
+    if (irq)
+        irq_enable();
+}
+
+/* The seed's debugging use case: a traced task crashes, the report shows how it got there. */
+bool sched_task_fault(struct trap_frame *f)
+{
+    struct task *t = current;
+    if (t == &boot_task || t == idle_task)
+        return false;       /* the test runner's faults end its test instead */
+    t->faulted = true;
+    t->fault = (struct fault_info){
+        .vector = (unsigned)f->vector, .error_code = f->error_code, .rip = f->rip,
+        .cr2 = f->vector == VEC_PF ? read_cr2() : 0, .rsp = f->rsp, .user = trap_from_user(f),
+    };
+    kprintf_diag("task %u (%s) ended by a fault, the run goes on:", t->id, t->name);
+    trap_report(f, kprintf_diag);
+    struct bts_trace *tr = t->trace;
+    if (tr && tr->configured) {
+        bts_disable(tr);
+        uint64_t n = bts_count(tr);
+        uint64_t first = n > CRASH_BRANCHES ? n - CRASH_BRANCHES : 0;
+        int64_t got = bts_get_raw(tr, first, CRASH_BRANCHES, t->crash);
+        t->ncrash = got > 0 ? (unsigned)got : 0;
+        kprintf_diag("last %u branches, oldest first:", t->ncrash);
+        for (unsigned i = 0; i < t->ncrash; i++) {
+            char a[SYMBOL_TEXT_MAX], b[SYMBOL_TEXT_MAX];
+            symbol_format(t->crash[i].from, a, sizeof(a));
+            symbol_format(t->crash[i].to, b, sizeof(b));
+            kprintf_diag("  %2u: %s -> %s", i, a, b);
+        }
+    }
+    task_exit(E_FAULT);
+}

@@ -1,0 +1,99 @@
+/*
+ * The cooperative scheduler: kernel tasks and user (CPL 3) tasks, round-robin among the
+ * runnable ones, with yield, exit/join, block/wake and sleep. A task switches only when it
+ * asks to (or, for the stream policy, when its trace's threshold interrupt suspends it).
+ * Every switch calls the DS hook ds_switch(), so each traced task records into its own DS
+ * area and nothing else.
+ */
+#ifndef BTSX_SCHED_SCHED_H
+#define BTSX_SCHED_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ds/bts.h"
+#include "kernel/paging.h"
+#include "kernel/recover.h"
+
+#define TASK_NAME_LEN       24
+#define KSTACK_PAGES        4
+#define USER_MAX_PAGES      16
+#define CRASH_BRANCHES      16
+
+/* User address space layout (inside USER_BASE..USER_END). */
+#define USER_CODE_VA        USER_BASE
+#define USER_DATA_VA        (USER_BASE + 0x100000)
+#define USER_STACK_VA       (USER_BASE + 0x200000)
+#define USER_STACK_TOP      (USER_STACK_VA + PAGE_SIZE)
+
+enum task_state { TASK_RUNNABLE, TASK_BLOCKED, TASK_SLEEPING, TASK_ZOMBIE };
+
+struct task {
+    uint64_t rsp;                   /* saved by sched/switch.S: keep first */
+    unsigned id;
+    char name[TASK_NAME_LEN];
+    enum task_state state;
+    struct task *rq_next;
+    struct task *joiner;            /* blocked in task_join() on this task */
+    int exit_status;
+    uint64_t kstack;                /* KSTACK_PAGES of kernel stack */
+    unsigned trap_depth;            /* trap nesting at the moment it switched out */
+    void (*entry)(void *);
+    void *arg;
+    /* User tasks. */
+    bool user;
+    struct addr_space as;
+    uint64_t pages[USER_MAX_PAGES];
+    unsigned npages;
+    uint64_t user_entry, user_arg;
+    /* Tracing, set by the tracer (the ptrace relationship of the seed). */
+    struct bts_trace *trace;
+    struct task *tracer;
+    bool drain_wait;                /* stream: suspended until the tracer drains */
+    /* A contained fault: what happened and the last branches before it. */
+    bool faulted;
+    struct fault_info fault;
+    struct bts_record crash[CRASH_BRANCHES];
+    unsigned ncrash;
+};
+
+void sched_init(void);
+struct task *task_current(void);
+/* A kernel task running fn(arg); it ends when fn returns (status 0) or calls task_exit. */
+struct task *task_create(const char *name, void (*fn)(void *), void *arg);
+/* A user task: `len` bytes of code copied to USER_CODE_VA, entered at code + entry_offset
+ * with RDI = arg, a stack page and a data page of its own. */
+struct task *task_create_user(const char *name, const void *code, uint64_t len,
+                              uint64_t entry_offset, uint64_t arg);
+void task_yield(void);
+__attribute__((noreturn)) void task_exit(int status);
+/* Waits for t to end, frees it, returns its status (E_STATE if t is the caller). */
+int task_join(struct task *t, int *status);
+void task_block(void);
+void task_wake(struct task *t);
+void task_sleep_ms(unsigned ms);
+/* Makes `tracer` the tracer of `tracee` with trace `tr` (NULL detaches). */
+void task_set_trace(struct task *tracee, struct task *tracer, struct bts_trace *tr);
+
+/* The scheduler's own log of switches, for the timestamp test. */
+struct switch_log_entry {
+    unsigned from, to;
+    uint64_t tsc;
+};
+#define SWITCH_LOG_LEN 1024
+void sched_log_start(struct switch_log_entry *buf, unsigned cap);
+unsigned sched_log_stop(void);
+uint64_t sched_switches(void);
+/* Switch-cost benchmark: ds_switch on or off at every switch. */
+void sched_ds_hook_enable(bool on);
+
+/* Stream policy: the trace callback that suspends the tracee until its tracer drains. */
+int sched_stream_full(struct bts_trace *t, void *arg);
+/* The tracer's side: wait until a tracee is suspended on a full ring, or has ended. */
+void sched_wait_tracee(struct task *tracee);
+void sched_release_tracee(struct task *tracee);
+
+/* Contained faults of tasks other than the test runner: report, last branches, exit. */
+bool sched_task_fault(struct trap_frame *f);
+
+#endif

@@ -1,0 +1,42 @@
+/*
+ * System calls for user tasks: SYSCALL/SYSRET (SDM Vol. 2B). RAX = number, arguments in RDI,
+ * RSI, RDX; the result (>= 0, or a negative E_* code) in RAX. A bad number or a bad pointer is
+ * an error result, never a kernel fault.
+ */
+#ifndef BTSX_SCHED_SYSCALL_H
+#define BTSX_SCHED_SYSCALL_H
+
+#include <stdint.h>
+
+enum syscall_nr {
+    SYS_YIELD = 0,          /* () */
+    SYS_EXIT = 1,           /* (status) */
+    SYS_WRITE = 2,          /* (buf, len): to the console, as KTAP diagnostics */
+    SYS_TRACE = 3,          /* (op, buf, max): control of the caller's own trace */
+    SYS_COUNT
+};
+
+enum trace_op {
+    TRACE_OP_ENABLE = 0,
+    TRACE_OP_DISABLE = 1,
+    TRACE_OP_COUNT = 2,     /* records held */
+    TRACE_OP_DRAIN = 3,     /* copy up to max raw records to buf, remove them */
+};
+
+#define SYS_WRITE_MAX 256
+
+struct syscall_frame {
+    uint64_t r15, r14, r13, r12, rbp, rbx;
+    uint64_t r9, r8, r10, rdx, rsi, rdi, rax;
+    uint64_t rip, rflags, rsp;      /* the user's RCX, R11 and RSP */
+};
+
+struct task;
+void syscall_init(void);
+void syscall_set_kernel_stack(uint64_t top);
+/* Enters a new user task at its entry point (from task_start). */
+__attribute__((noreturn)) void user_task_enter(struct task *t);
+/* Labels of the entry path (the BTS records of a system call name them). */
+extern const char syscall_entry[], syscall_sysretq[];
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * SYSCALL lands here at CPL 0 with the user's RSP, RIP in RCX, RFLAGS in R11 and IF/TF/DF/AC
+ * cleared by IA32_FMASK. Switch to the task's kernel stack, build struct syscall_frame, call
+ * syscall_dispatch, and SYSRET with whatever it left in the frame.
+ */
+    .text
+    .globl syscall_entry, syscall_sysretq
+syscall_entry:
+    mov %rsp, syscall_user_rsp(%rip)
+    mov syscall_kernel_rsp(%rip), %rsp
+    pushq syscall_user_rsp(%rip)
+    push %r11
+    push %rcx
+    push %rax
+    push %rdi
+    push %rsi
+    push %rdx
+    push %r10
+    push %r8
+    push %r9
+    push %rbx
+    push %rbp
+    push %r12
+    push %r13
+    push %r14
+    push %r15
+    mov %rsp, %rdi
+    call syscall_dispatch
+    pop %r15
+    pop %r14
+    pop %r13
+    pop %r12
+    pop %rbp
+    pop %rbx
+    pop %r9
+    pop %r8
+    pop %r10
+    pop %rdx
+    pop %rsi
+    pop %rdi
+    pop %rax
+    pop %rcx
+    pop %r11
+    pop %rsp                            /* interrupts are off: nothing runs on this stack */
+syscall_sysretq:
+    sysretq
+
+    .bss
+    .balign 8
+    .globl syscall_user_rsp, syscall_kernel_rsp
+syscall_user_rsp:   .quad 0
+syscall_kernel_rsp: .quad 0

@@ -12,12 +12,12 @@ user_enter:
     pushq $(GDT_USER_CS | RPL_USER)
     pushq %rdi
     mov %rdx, %rdi
+    mov %rcx, %rsi
     /* Nothing of the kernel's registers leaks to user mode. */
     xor %eax, %eax
     xor %ebx, %ebx
     xor %ecx, %ecx
     xor %edx, %edx
-    xor %esi, %esi
     xor %ebp, %ebp
     xor %r8d, %r8d
     xor %r9d, %r9d
@@ -27,4 +27,6 @@ user_enter:
     xor %r13d, %r13d
     xor %r14d, %r14d
     xor %r15d, %r15d
+    .globl user_enter_iretq
+user_enter_iretq:
     iretq

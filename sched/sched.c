@@ -188,10 +188,8 @@ static void task_free(struct task *t)
     kfree(t);
 }
 
-int task_join(struct task *t, int *status)
+void task_wait(struct task *t)
 {
-    if (t == current || t->joiner)
-        return E_STATE;
     bool irq = irq_enabled();
     irq_disable();
     t->joiner = current;
@@ -199,8 +197,16 @@ int task_join(struct task *t, int *status)
         current->state = TASK_BLOCKED;
         schedule();
     }
+    t->joiner = NULL;
     if (irq)
         irq_enable();
+}
+
+int task_join(struct task *t, int *status)
+{
+    if (t == current || t->joiner)
+        return E_STATE;
+    task_wait(t);
     if (status)
         *status = t->exit_status;
     task_free(t);
@@ -278,7 +284,7 @@ static int map_user_page(struct task *t, uint64_t va, uint64_t flags, const void
 }
 
 struct task *task_create_user(const char *name, const void *code, uint64_t len,
-                              uint64_t entry_offset, uint64_t arg)
+                              uint64_t entry_offset, uint64_t arg, uint64_t arg2)
 {
     if (len == 0 || entry_offset >= len)
         return NULL;
@@ -308,6 +314,7 @@ struct task *task_create_user(const char *name, const void *code, uint64_t len,
     }
     t->user_entry = USER_CODE_VA + entry_offset;
     t->user_arg = arg;
+    t->user_arg2 = arg2;
     enqueue_new(t);
     return t;
 }

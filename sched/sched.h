@@ -45,7 +45,7 @@ struct task {
     struct addr_space as;
     uint64_t pages[USER_MAX_PAGES];
     unsigned npages;
-    uint64_t user_entry, user_arg;
+    uint64_t user_entry, user_arg, user_arg2;
     /* Tracing, set by the tracer (the ptrace relationship of the seed). */
     struct bts_trace *trace;
     struct task *tracer;
@@ -62,11 +62,13 @@ struct task *task_current(void);
 /* A kernel task running fn(arg); it ends when fn returns (status 0) or calls task_exit. */
 struct task *task_create(const char *name, void (*fn)(void *), void *arg);
 /* A user task: `len` bytes of code copied to USER_CODE_VA, entered at code + entry_offset
- * with RDI = arg, a stack page and a data page of its own. */
+ * with RDI = arg and RSI = arg2, a stack page and a data page of its own. */
 struct task *task_create_user(const char *name, const void *code, uint64_t len,
-                              uint64_t entry_offset, uint64_t arg);
+                              uint64_t entry_offset, uint64_t arg, uint64_t arg2);
 void task_yield(void);
 __attribute__((noreturn)) void task_exit(int status);
+/* Waits for t to end without freeing it (its pages can still be inspected). */
+void task_wait(struct task *t);
 /* Waits for t to end, frees it, returns its status (E_STATE if t is the caller). */
 int task_join(struct task *t, int *status);
 void task_block(void);

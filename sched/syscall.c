@@ -32,7 +32,7 @@ void syscall_init(void)
 
 void user_task_enter(struct task *t)
 {
-    user_enter(t->user_entry, USER_STACK_TOP, t->user_arg);
+    user_enter(t->user_entry, USER_STACK_TOP, t->user_arg, t->user_arg2);
 }
 
 /* Is [p, p+len) inside the caller's own mapped user pages (writable if asked)? */

@@ -6,24 +6,22 @@
 #ifndef BTSX_SCHED_SYSCALL_H
 #define BTSX_SCHED_SYSCALL_H
 
-#include <stdint.h>
+/* Numbers (usable from assembly: tests/user_code.S). */
+#define SYS_YIELD   0       /* () */
+#define SYS_EXIT    1       /* (status) */
+#define SYS_WRITE   2       /* (buf, len): to the console, as KTAP diagnostics */
+#define SYS_TRACE   3       /* (op, buf, max): control of the caller's own trace */
+#define SYS_COUNT   4
 
-enum syscall_nr {
-    SYS_YIELD = 0,          /* () */
-    SYS_EXIT = 1,           /* (status) */
-    SYS_WRITE = 2,          /* (buf, len): to the console, as KTAP diagnostics */
-    SYS_TRACE = 3,          /* (op, buf, max): control of the caller's own trace */
-    SYS_COUNT
-};
-
-enum trace_op {
-    TRACE_OP_ENABLE = 0,
-    TRACE_OP_DISABLE = 1,
-    TRACE_OP_COUNT = 2,     /* records held */
-    TRACE_OP_DRAIN = 3,     /* copy up to max raw records to buf, remove them */
-};
+#define TRACE_OP_ENABLE     0
+#define TRACE_OP_DISABLE    1
+#define TRACE_OP_COUNT      2   /* records held */
+#define TRACE_OP_DRAIN      3   /* copy up to max raw records to buf, remove them */
 
 #define SYS_WRITE_MAX 256
+
+#ifndef __ASSEMBLER__
+#include <stdint.h>
 
 struct syscall_frame {
     uint64_t r15, r14, r13, r12, rbp, rbx;
@@ -38,5 +36,6 @@ void syscall_set_kernel_stack(uint64_t top);
 __attribute__((noreturn)) void user_task_enter(struct task *t);
 /* Labels of the entry path (the BTS records of a system call name them). */
 extern const char syscall_entry[], syscall_sysretq[];
+#endif
 
 #endif

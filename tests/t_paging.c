@@ -101,7 +101,7 @@ static void run_user(void *p)
 {
     struct user_run *r = p;
     as_switch(&r->env->as);
-    user_enter(USER_CODE_VA, USER_STACK_VA + PAGE_SIZE, r->arg);
+    user_enter(USER_CODE_VA, USER_STACK_VA + PAGE_SIZE, r->arg, 0);
 }
 
 TEST(paging, user_reads_kernel, "user mode reading kernel memory faults", 0)

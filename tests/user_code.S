@@ -1,0 +1,147 @@
+/*
+ * User-mode programs for the scheduler suites. Each is position-independent and copied to
+ * USER_CODE_VA by task_create_user(); a label's user address is USER_CODE_VA plus its offset
+ * from the program's start, which is how tests/t_sched.c builds expectations.
+ */
+#include "sched/syscall.h"
+
+#define L(name) .globl name; name:
+#define SYSCALL(nr) mov $(nr), %eax; syscall
+
+    .section .rodata.user, "a"
+
+/* Isolation and stress: RDI = k (1..CHAIN), RSI = rounds. Each round jumps into a chain of
+ * two-byte jumps so that exactly k of them run, then yields; finally exits with status k. */
+#define UC_CHAIN 8
+L(uc_iso_start)
+    mov %rdi, %rbx
+    mov %rsi, %r12
+L(uc_iso_loop)
+    lea uc_iso_chain_end(%rip), %rax
+    mov %rbx, %rcx
+    shl $1, %rcx
+    sub %rcx, %rax
+L(uc_iso_ijmp)
+    jmp *%rax
+L(uc_iso_chain)
+    .rept UC_CHAIN
+    .byte 0xEB, 0x00
+    .endr
+L(uc_iso_chain_end)
+L(uc_iso_yield)
+    SYSCALL(SYS_YIELD)
+L(uc_iso_after_yield)
+    dec %r12
+L(uc_iso_jnz)
+    jnz uc_iso_loop
+    mov %rbx, %rdi
+    SYSCALL(SYS_EXIT)
+    ud2
+L(uc_iso_end)
+
+/* CPL filter and SYSCALL/SYSRET records: a jump, a system call, a jump, exit(0). */
+L(uc_sys_start)
+L(uc_sys_j1)
+    jmp uc_sys_t1
+    ud2
+L(uc_sys_t1)
+    lea uc_sys_msg(%rip), %rdi
+    mov $uc_sys_msg_len, %esi
+L(uc_sys_call)
+    SYSCALL(SYS_WRITE)
+L(uc_sys_after)
+L(uc_sys_j2)
+    jmp uc_sys_t2
+    ud2
+L(uc_sys_t2)
+    xor %edi, %edi
+    SYSCALL(SYS_EXIT)
+    ud2
+uc_sys_msg:
+    .ascii "hello from CPL 3"
+    uc_sys_msg_len = . - uc_sys_msg
+L(uc_sys_end)
+
+/* Bad system calls: each result is stored at USER_DATA_VA + 8 * i, then exit(0). RDI = the
+ * data page. An unknown number, a kernel pointer, an unmapped pointer, a too-long write. */
+L(uc_bad_start)
+    mov %rdi, %rbx
+    SYSCALL(SYS_COUNT + 7)
+    mov %rax, 0(%rbx)
+    mov $0x100000, %rdi                 /* kernel text */
+    mov $4, %esi
+    SYSCALL(SYS_WRITE)
+    mov %rax, 8(%rbx)
+    mov $0x7000000000, %rdi             /* user half, unmapped */
+    mov $4, %esi
+    SYSCALL(SYS_WRITE)
+    mov %rax, 16(%rbx)
+    mov %rbx, %rdi
+    mov $100000, %esi
+    SYSCALL(SYS_WRITE)
+    mov %rax, 24(%rbx)
+    mov $99, %edi
+    SYSCALL(SYS_TRACE)                  /* no trace: E_STATE */
+    mov %rax, 32(%rbx)
+    xor %edi, %edi
+    SYSCALL(SYS_EXIT)
+    ud2
+L(uc_bad_end)
+
+/* Protection: RDI = an address to read (kernel memory, another task's page, a trace buffer). */
+L(uc_read_start)
+L(uc_read_insn)
+    mov (%rdi), %rax
+    xor %edi, %edi
+    SYSCALL(SYS_EXIT)
+    ud2
+L(uc_read_end)
+
+/* Protection: RDI = an address to write. */
+L(uc_write_start)
+L(uc_write_insn)
+    movq $1, (%rdi)
+    xor %edi, %edi
+    SYSCALL(SYS_EXIT)
+    ud2
+L(uc_write_end)
+
+/* Protection: execute its own (no-execute) data page: RDI = the data page. */
+L(uc_exec_start)
+    movb $0xC3, (%rdi)                  /* a RET, so that only NX can stop it */
+L(uc_exec_call)
+    call *%rdi
+    xor %edi, %edi
+    SYSCALL(SYS_EXIT)
+    ud2
+L(uc_exec_end)
+
+/* Crash: a known call chain a -> b -> c, then a load through RDI (a bad pointer). */
+L(uc_crash_start)
+L(uc_crash_call_a)
+    call uc_crash_a
+    ud2
+L(uc_crash_a)
+L(uc_crash_call_b)
+    call uc_crash_b
+    ud2
+L(uc_crash_b)
+L(uc_crash_call_c)
+    call uc_crash_c
+    ud2
+L(uc_crash_c)
+L(uc_crash_load)
+    mov (%rdi), %rax
+    ud2
+L(uc_crash_end)
+
+/* Stream: RDI iterations of a two-instruction loop (RDI - 1 taken JNZs), then exit(0). */
+L(uc_spin_start)
+L(uc_spin_top)
+    dec %rdi
+L(uc_spin_jnz)
+    jnz uc_spin_top
+    xor %edi, %edi
+    SYSCALL(SYS_EXIT)
+    ud2
+L(uc_spin_end)

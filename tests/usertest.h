@@ -1,0 +1,32 @@
+/* Helpers for tests that run the user programs of tests/user_code.S. */
+#ifndef BTSX_TESTS_USERTEST_H
+#define BTSX_TESTS_USERTEST_H
+
+#include <stdint.h>
+
+#include "sched/sched.h"
+
+/* A program is the bytes between its _start and _end labels. */
+#define USER_PROG(p) p##_start, (uint64_t)(p##_end - p##_start)
+/* Where a label of program p lives in the task's address space. */
+#define UADDR(p, label) (USER_CODE_VA + (uint64_t)(label - p##_start))
+
+#define USER_LABELS(p, ...) extern const char p##_start[], p##_end[], __VA_ARGS__
+
+extern const char uc_iso_start[], uc_iso_end[], uc_iso_loop[], uc_iso_ijmp[],
+    uc_iso_chain_end[], uc_iso_after_yield[], uc_iso_jnz[];
+extern const char uc_sys_start[], uc_sys_end[], uc_sys_j1[], uc_sys_t1[], uc_sys_call[],
+    uc_sys_after[], uc_sys_j2[], uc_sys_t2[];
+extern const char uc_bad_start[], uc_bad_end[];
+extern const char uc_read_start[], uc_read_end[], uc_read_insn[];
+extern const char uc_write_start[], uc_write_end[], uc_write_insn[];
+extern const char uc_exec_start[], uc_exec_end[];
+extern const char uc_crash_start[], uc_crash_end[], uc_crash_call_a[], uc_crash_a[],
+    uc_crash_call_b[], uc_crash_b[], uc_crash_call_c[], uc_crash_c[], uc_crash_load[];
+extern const char uc_spin_start[], uc_spin_end[], uc_spin_top[], uc_spin_jnz[];
+
+/* Creates a user task from a program, failing the test if that fails. */
+struct task *user_task(const char *name, const char *start, uint64_t len, uint64_t arg,
+                       uint64_t arg2);
+
+#endif

@@ -208,7 +208,10 @@ static void model_db(struct trap_frame *f)
         prev_valid = false;
         return;
     }
-    if (prev_valid)
+    /* A step that did not move RIP retired nothing: a REP-string iteration, or the #DB some
+     * CPUs and emulators deliver right after SYSRET/IRET loads TF=1. (A branch to itself is
+     * therefore not recorded: docs/model.md.) */
+    if (prev_valid && f->rip != prev_rip)
         decode_and_store(prev_rip, f->rip, f->cs & 3);
     prev_rip = f->rip;
     prev_valid = true;

@@ -11,6 +11,7 @@
 #include "kernel/gdt.h"
 #include "kernel/mem.h"
 #include "kernel/panic.h"
+#include "kernel/printf.h"
 #include "kernel/string.h"
 #include "kernel/symbols.h"
 #include "kernel/timer.h"
@@ -315,6 +316,8 @@ struct task *task_create_user(const char *name, const void *code, uint64_t len,
     t->user_entry = USER_CODE_VA + entry_offset;
     t->user_arg = arg;
     t->user_arg2 = arg2;
+    t->code_src = (uint64_t)code;
+    t->code_len = len;
     enqueue_new(t);
     return t;
 }
@@ -392,6 +395,19 @@ void sched_release_tracee(struct task *tracee)
         irq_enable();
 }
 
+/* User code is a copy of kernel-image bytes: name a user address by the kernel symbol of
+ * the byte it was copied from, marked "user:". */
+static void task_symbol(const struct task *t, uint64_t a, char *buf, size_t len)
+{
+    if (t->user && a >= USER_CODE_VA && a < USER_CODE_VA + t->code_len) {
+        char s[SYMBOL_TEXT_MAX];
+        symbol_format(t->code_src + (a - USER_CODE_VA), s, sizeof(s));
+        ksnprintf(buf, len, "user:%s @%#lx", s, a);
+        return;
+    }
+    symbol_format(a, buf, len);
+}
+
 /* The seed's debugging use case: a traced task crashes, the report shows how it got there. */
 bool sched_task_fault(struct trap_frame *f)
 {
@@ -415,8 +431,8 @@ bool sched_task_fault(struct trap_frame *f)
         kprintf_diag("last %u branches, oldest first:", t->ncrash);
         for (unsigned i = 0; i < t->ncrash; i++) {
             char a[SYMBOL_TEXT_MAX], b[SYMBOL_TEXT_MAX];
-            symbol_format(t->crash[i].from, a, sizeof(a));
-            symbol_format(t->crash[i].to, b, sizeof(b));
+            task_symbol(t, t->crash[i].from, a, sizeof(a));
+            task_symbol(t, t->crash[i].to, b, sizeof(b));
             kprintf_diag("  %2u: %s -> %s", i, a, b);
         }
     }

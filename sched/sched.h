@@ -46,6 +46,7 @@ struct task {
     uint64_t pages[USER_MAX_PAGES];
     unsigned npages;
     uint64_t user_entry, user_arg, user_arg2;
+    uint64_t code_src, code_len;    /* where the code came from: symbolises user addresses */
     /* Tracing, set by the tracer (the ptrace relationship of the seed). */
     struct bts_trace *trace;
     struct task *tracer;

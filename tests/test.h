@@ -25,14 +25,16 @@ struct test_case {
     unsigned line;
 };
 
-#define TEST_FLAGS(suite, case, description, timeout, fl)                                  \
-    static void test_##suite##_##case(void);                                               \
-    static const struct test_case tc_##suite##_##case                                      \
-        __attribute__((used, section(".btsx_tests." #suite "." #case), aligned(8))) = {    \
-            #suite "." #case, description, test_##suite##_##case, timeout, fl, __FILE__,   \
-            __LINE__,                                                                      \
+/* The general form: sym names the C function, name is the KTAP name. */
+#define TEST_DEFINE(sym, name, description, timeout, fl)                                   \
+    static void test_##sym(void);                                                          \
+    static const struct test_case tc_##sym                                                 \
+        __attribute__((used, section(".btsx_tests." #sym), aligned(8))) = {                \
+            name, description, test_##sym, timeout, fl, __FILE__, __LINE__,                \
     };                                                                                     \
-    static void test_##suite##_##case(void)
+    static void test_##sym(void)
+#define TEST_FLAGS(suite, case, description, timeout, fl)                                  \
+    TEST_DEFINE(suite##_##case, #suite "." #case, description, timeout, fl)
 #define TEST(suite, case, description, timeout) TEST_FLAGS(suite, case, description, timeout, 0)
 
 /* Results, from inside a test. */

@@ -47,8 +47,9 @@ L(uc_sys_j1)
 L(uc_sys_t1)
     lea uc_sys_msg(%rip), %rdi
     mov $uc_sys_msg_len, %esi
+    mov $SYS_WRITE, %eax
 L(uc_sys_call)
-    SYSCALL(SYS_WRITE)
+    syscall
 L(uc_sys_after)
 L(uc_sys_j2)
     jmp uc_sys_t2

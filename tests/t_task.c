@@ -1,0 +1,415 @@
+/*
+ * bts.task.*: per-task DS areas switched at every context switch. Traced user tasks record
+ * their own branches and nothing of anyone else's; timestamps pair up and follow the
+ * scheduler's log; the CPL filter selects user or kernel transfers; SYSCALL/SYSRET records;
+ * 64 tasks x 10,000 switches; a stream tracer that never loses a record; a crash report with
+ * the last branches. Expectations come from the labels of tests/user_code.S.
+ */
+#include "ds/backend.h"
+#include "ds/bts.h"
+#include "kernel/apic.h"
+#include "kernel/cpu.h"
+#include "kernel/errno.h"
+#include "kernel/mem.h"
+#include "kernel/trap.h"
+#include "kernel/user.h"
+#include "sched/sched.h"
+#include "sched/syscall.h"
+#include "tests/btscheck.h"
+#include "tests/test.h"
+#include "tests/usertest.h"
+
+#define ISO_TASKS       8
+#define ISO_ROUNDS      3
+#define STRESS_TASKS    64
+#define STRESS_ROUNDS   160         /* 64 x 160 yields: over 10,000 switches */
+#define MAX_RECORDS     8192
+/* KTAP names bts.task.*, as the suite is called. */
+#define TASK_TEST(case, description, timeout) \
+    TEST_DEFINE(bts_task_##case, "bts.task." #case, description, timeout, 0)
+
+static struct bts_record got[MAX_RECORDS], want[MAX_RECORDS];
+
+static struct bts_trace *task_trace(unsigned hw, unsigned ring, enum bts_policy policy,
+                                    unsigned events, unsigned cpl)
+{
+    struct bts_trace *t = kzalloc(sizeof(*t));
+    struct bts_config cfg = { .hw_records = hw, .mode = BTS_MODE_INTERRUPT,
+                              .ring_records = ring, .policy = policy, .events = events,
+                              .cpl = cpl };
+    int err = t ? bts_configure(t, &cfg) : E_NOMEM;
+    if (err) {
+        test_fail("trace: %s", err_name(err));
+        kfree(t);
+        return NULL;
+    }
+    return t;
+}
+
+static void trace_free(struct bts_trace *t)
+{
+    if (t) {
+        bts_release(t);
+        kfree(t);
+    }
+}
+
+/* Starts tracing a task that has not run yet: its first switch-in loads the trace. */
+static void trace_task(struct task *tk, struct bts_trace *t)
+{
+    task_set_trace(tk, task_current(), t);
+    bts_enable(t);
+}
+
+/* The records of uc_iso(k, rounds) with only user-mode transfers recorded. */
+static void iso_expect(struct expect *e, uint64_t k, unsigned rounds)
+{
+    exp_add(e, LBL(user_enter_iretq), UADDR(uc_iso, uc_iso_start));
+    uint64_t end = UADDR(uc_iso, uc_iso_chain_end);
+    for (unsigned r = 0; r < rounds; r++) {
+        exp_add(e, UADDR(uc_iso, uc_iso_ijmp), end - 2 * k);
+        for (uint64_t j = k; j > 0; j--)
+            exp_add(e, end - 2 * j, end - 2 * j + 2);
+        exp_add(e, LBL(syscall_sysretq), UADDR(uc_iso, uc_iso_after_yield));
+        if (r + 1 < rounds)
+            exp_add(e, UADDR(uc_iso, uc_iso_jnz), UADDR(uc_iso, uc_iso_loop));
+    }
+}
+
+/* Branch records only (timestamps are checked on their own). */
+static int64_t branches_of(struct bts_trace *t, struct bts_record *out, size_t max,
+                           uint64_t *arrive, uint64_t *depart)
+{
+    int64_t n = trace_collect(t, out, max), k = 0;
+    *arrive = *depart = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (out[i].from == BTS_ESCAPE) {
+            *arrive += out[i].flags == BTS_Q_ARRIVE;
+            *depart += out[i].flags == BTS_Q_DEPART;
+        } else {
+            out[k++] = out[i];
+        }
+    }
+    return n < 0 ? n : k;
+}
+
+TASK_TEST(isolation, "8 interleaved tasks: each trace holds exactly its own branches", 0)
+{
+    if (!bts_require())
+        return;
+    struct task *tk[ISO_TASKS];
+    struct bts_trace *tr[ISO_TASKS];
+    static struct switch_log_entry log[SWITCH_LOG_LEN];
+    for (unsigned i = 0; i < ISO_TASKS; i++) {
+        tr[i] = task_trace(256, 1024, BTS_POLICY_STOP, BTS_EVENTS_BRANCHES, BTS_CPL_USER);
+        tk[i] = user_task("iso", USER_PROG(uc_iso), i + 1, ISO_ROUNDS);
+        if (!tr[i] || !tk[i])
+            return;
+        trace_task(tk[i], tr[i]);
+    }
+    sched_log_start(log, SWITCH_LOG_LEN);
+    for (unsigned i = 0; i < ISO_TASKS; i++)
+        task_wait(tk[i]);
+    unsigned nlog = sched_log_stop();
+    for (unsigned i = 0; i < ISO_TASKS && !test_failed(); i++) {
+        struct expect e;
+        exp_init(&e, want, MAX_RECORDS);
+        iso_expect(&e, i + 1, ISO_ROUNDS);
+        uint64_t a, d;
+        int64_t n = branches_of(tr[i], got, MAX_RECORDS, &a, &d);
+        test_info("task %u: %ld records", tk[i]->id, n);
+        if (n >= 0 && !exp_match(got, (size_t)n, &e))
+            test_diag("^ in the trace of task %u (k=%u)", tk[i]->id, i + 1);
+    }
+    /* The known order: the runner, then each task in turn, round after round. */
+    unsigned turns = 0;
+    for (unsigned j = 0; j + 1 < nlog; j++)
+        if (log[j].to != 0 && log[j + 1].to != 0)
+            turns += log[j + 1].to == log[j].to + 1;
+    CHECK(turns >= ISO_TASKS * (ISO_ROUNDS - 1), "tasks did not alternate round-robin (%u)",
+          turns);
+    for (unsigned i = 0; i < ISO_TASKS; i++) {
+        task_join(tk[i], NULL);
+        trace_free(tr[i]);
+    }
+}
+
+TASK_TEST(timestamps, "arrivals and departures pair up and follow the switch log", 0)
+{
+    if (!bts_require())
+        return;
+    enum { TASKS = 4, ROUNDS = 5 };
+    struct task *tk[TASKS];
+    struct bts_trace *tr[TASKS];
+    static struct switch_log_entry log[SWITCH_LOG_LEN];
+    for (unsigned i = 0; i < TASKS; i++) {
+        tr[i] = task_trace(256, 1024, BTS_POLICY_STOP,
+                           BTS_EVENTS_BRANCHES | BTS_EVENTS_TIMESTAMPS, BTS_CPL_USER);
+        tk[i] = user_task("ts", USER_PROG(uc_iso), 2, ROUNDS);
+        if (!tr[i] || !tk[i])
+            return;
+        trace_task(tk[i], tr[i]);
+    }
+    sched_log_start(log, SWITCH_LOG_LEN);
+    for (unsigned i = 0; i < TASKS; i++)
+        task_wait(tk[i]);
+    unsigned nlog = sched_log_stop();
+    for (unsigned i = 0; i < TASKS; i++) {
+        int64_t n = trace_collect(tr[i], got, MAX_RECORDS);
+        unsigned id = tk[i]->id, arrivals = 0, departures = 0, in = 0, out = 0;
+        uint64_t last = 0;
+        bool inside = false;
+        for (int64_t r = 0; r < n; r++) {
+            if (got[r].from != BTS_ESCAPE)
+                continue;
+            uint64_t tsc = got[r].to;
+            CHECK(tsc >= last, "task %u: TSC goes back at record %ld", id, r);
+            last = tsc;
+            bool arrive = got[r].flags == BTS_Q_ARRIVE;
+            CHECK(arrive != inside, "task %u: %s twice in a row at record %ld", id,
+                  arrive ? "arrival" : "departure", r);
+            inside = arrive;
+            /* The matching switch in the scheduler's log, and the next one after it. */
+            unsigned seen = 0, j;
+            for (j = 0; j < nlog; j++) {
+                bool match = arrive ? log[j].to == id : log[j].from == id;
+                if (match && seen++ == (arrive ? arrivals : departures))
+                    break;
+            }
+            if (CHECK(j < nlog, "task %u: no logged switch for timestamp %ld", id, r)) {
+                uint64_t hi = j + 1 < nlog ? log[j + 1].tsc : UINT64_MAX;
+                CHECK(log[j].tsc <= tsc && tsc <= hi, "task %u: timestamp %ld outside its "
+                      "switch (%lu not in %lu..%lu)", id, r, tsc, log[j].tsc, hi);
+            }
+            arrive ? arrivals++ : departures++;
+        }
+        for (unsigned j = 0; j < nlog; j++) {
+            in += log[j].to == id;
+            out += log[j].from == id;
+        }
+        CHECK(arrivals == in && departures == out && arrivals == departures,
+              "task %u: %u arrivals, %u departures; the log has %u in, %u out", id, arrivals,
+              departures, in, out);
+        CHECK(arrivals >= ROUNDS, "task %u ran %u times", id, arrivals);
+        test_info("task %u: %u arrivals, %u departures", id, arrivals, departures);
+    }
+    for (unsigned i = 0; i < TASKS; i++) {
+        task_join(tk[i], NULL);
+        trace_free(tr[i]);
+    }
+}
+
+/* uc_sys traced with a CPL filter; returns the record count or -1. */
+static int64_t run_sys(unsigned cpl, struct bts_record *out)
+{
+    struct bts_trace *tr = task_trace(512, 4096, BTS_POLICY_STOP, BTS_EVENTS_BRANCHES, cpl);
+    struct task *tk = user_task("sys", USER_PROG(uc_sys), 0, 0);
+    if (!tr || !tk)
+        return -1;
+    trace_task(tk, tr);
+    int status = -1;
+    task_join(tk, &status);
+    CHECK_EQ(status, 0);
+    int64_t n = trace_collect(tr, out, MAX_RECORDS);
+    trace_free(tr);
+    return n;
+}
+
+static bool user_addr(uint64_t a) { return a >= USER_BASE && a < USER_END; }
+
+static int64_t find(const struct bts_record *r, int64_t n, int64_t from_i, uint64_t from,
+                    uint64_t to)
+{
+    for (int64_t i = from_i; i < n; i++)
+        if (r[i].from == from && r[i].to == to)
+            return i;
+    return -1;
+}
+
+TASK_TEST(cpl_filter, "BTS_OFF_OS / BTS_OFF_USR select user or kernel transfers", 0)
+{
+    if (!bts_require())
+        return;
+    bool model = bts_backend() == &bts_backend_model;
+    const uint64_t sys = UADDR(uc_sys, uc_sys_call);
+
+    /* User only (BTS_OFF_OS): its own branches and the kernel-to-user returns, exactly. */
+    int64_t n = run_sys(BTS_CPL_USER, got);
+    struct expect e;
+    exp_init(&e, want, MAX_RECORDS);
+    exp_add(&e, LBL(user_enter_iretq), UADDR(uc_sys, uc_sys_start));
+    exp_add(&e, UADDR(uc_sys, uc_sys_j1), UADDR(uc_sys, uc_sys_t1));
+    exp_add(&e, LBL(syscall_sysretq), UADDR(uc_sys, uc_sys_after));
+    exp_add(&e, UADDR(uc_sys, uc_sys_j2), UADDR(uc_sys, uc_sys_t2));
+    if (n >= 0 && model)
+        exp_match(got, (size_t)n, &e);
+    for (int64_t i = 0; i < n; i++)
+        CHECK(user_addr(got[i].to), "OFF_OS: record %ld lands in the kernel (%#lx)", i,
+              got[i].to);
+
+    /* Kernel only (BTS_OFF_USR): every record lands at CPL 0; the SYSCALL is one of them. */
+    n = run_sys(BTS_CPL_KERNEL, got);
+    CHECK(n > 0, "OFF_USR: no kernel records");
+    for (int64_t i = 0; i < n; i++)
+        if (!CHECK(!user_addr(got[i].to), "OFF_USR: record %ld lands in user space (%#lx)", i,
+                   got[i].to))
+            break;
+    CHECK(find(got, n, 0, sys, LBL(syscall_entry)) >= 0, "OFF_USR: no SYSCALL record");
+    test_info("kernel-only: %ld records", n);
+
+    /* Both bits: nothing at all. */
+    n = run_sys(0, got);
+    CHECK(n == 0, "OFF_OS|OFF_USR: %ld records", n);
+
+    /* Neither: both kinds, the user ones in their order. */
+    n = run_sys(BTS_CPL_KERNEL | BTS_CPL_USER, got);
+    int64_t at = 0, user = 0, kernel = 0;
+    for (size_t i = 0; i < e.n && at >= 0; i++)
+        at = find(got, n, at, e.rec[i].from, e.rec[i].to);
+    CHECK(at >= 0, "both: the user records are not all there in order");
+    for (int64_t i = 0; i < n; i++)
+        user_addr(got[i].to) ? user++ : kernel++;
+    CHECK(user >= 4 && kernel > 0, "both: %ld user, %ld kernel records", user, kernel);
+}
+
+TASK_TEST(syscall_records, "SYSCALL and SYSRET records name the entry and return", 0)
+{
+    if (!bts_require())
+        return;
+    int64_t n = run_sys(BTS_CPL_KERNEL | BTS_CPL_USER, got);
+    int64_t s = find(got, n, 0, UADDR(uc_sys, uc_sys_call), LBL(syscall_entry));
+    int64_t r = find(got, n, s < 0 ? 0 : s, LBL(syscall_sysretq), UADDR(uc_sys, uc_sys_after));
+    CHECK(s >= 0, "no record {SYSCALL -> syscall_entry}");
+    CHECK(r > s, "no record {SYSRETQ -> the instruction after the SYSCALL} after it");
+    if (r > 0 && r + 1 < n)
+        CHECK(got[r + 1].from == UADDR(uc_sys, uc_sys_j2), "the user's next branch does not "
+              "follow the SYSRET record");
+}
+
+TASK_TEST(stress, "64 traced tasks, 10,000 switches: exact counts per task", 600000)
+{
+    if (!bts_require())
+        return;
+    static struct task *tk[STRESS_TASKS];
+    static struct bts_trace *tr[STRESS_TASKS];
+    uint64_t s0 = sched_switches(), t0 = rdtsc();
+    for (unsigned i = 0; i < STRESS_TASKS; i++) {
+        tr[i] = task_trace(256, 4096, BTS_POLICY_STOP,
+                           BTS_EVENTS_BRANCHES | BTS_EVENTS_TIMESTAMPS, BTS_CPL_USER);
+        tk[i] = user_task("stress", USER_PROG(uc_iso), 1 + i % 8, STRESS_ROUNDS);
+        if (!tr[i] || !tk[i])
+            return;
+        trace_task(tk[i], tr[i]);
+    }
+    for (unsigned i = 0; i < STRESS_TASKS; i++)
+        task_wait(tk[i]);
+    uint64_t switches = sched_switches() - s0;
+    test_diag("stress: %u tasks, %lu switches in %lu ms", STRESS_TASKS, switches,
+              tsc_to_us(rdtsc() - t0) / 1000);
+    CHECK(switches >= 10000, "only %lu switches", switches);
+    for (unsigned i = 0; i < STRESS_TASKS; i++) {
+        uint64_t k = 1 + i % 8, a, d;
+        /* iretq + per round (jmp + k links + sysret) + a jnz between rounds */
+        uint64_t want_branches = 1 + STRESS_ROUNDS * (k + 2) + (STRESS_ROUNDS - 1);
+        int64_t n = branches_of(tr[i], got, MAX_RECORDS, &a, &d);
+        struct bts_status st;
+        bts_status(tr[i], &st);
+        CHECK(st.lost == 0, "task %u lost %lu records", tk[i]->id, st.lost);
+        CHECK((uint64_t)n == want_branches, "task %u: %ld branch records, expected %lu",
+              tk[i]->id, n, want_branches);
+        /* It runs once per round plus its first arrival; it leaves as often as it came. */
+        CHECK(a == STRESS_ROUNDS + 1 && d == a, "task %u: %lu arrivals, %lu departures, "
+              "expected %u each", tk[i]->id, a, d, STRESS_ROUNDS + 1);
+        if (test_failed())
+            break;
+    }
+    for (unsigned i = 0; i < STRESS_TASKS; i++) {
+        task_join(tk[i], NULL);
+        trace_free(tr[i]);
+    }
+}
+
+#define STREAM_LOOPS    2000001ULL  /* 2,000,000 taken JNZs */
+
+TASK_TEST(stream, "stream: a tracer drains a 64-record ring, 2M branches, none lost",
+     600000)
+{
+    if (!bts_require())
+        return;
+    struct bts_trace *tr = task_trace(32, 64, BTS_POLICY_STREAM, BTS_EVENTS_BRANCHES,
+                                      BTS_CPL_USER);
+    struct task *tk = user_task("tracee", USER_PROG(uc_spin), STREAM_LOOPS, 0);
+    if (!tr || !tk)
+        return;
+    bts_set_callbacks(tr, sched_stream_full, NULL, tk);
+    trace_task(tk, tr);
+    uint64_t jnz = 0, irets = 0, other = 0, drains = 0, t0 = rdtsc();
+    const uint64_t from = UADDR(uc_spin, uc_spin_jnz), to = UADDR(uc_spin, uc_spin_top);
+    bool first = true, ok = true;
+    static struct bts_record chunk[64];
+    for (;;) {
+        sched_wait_tracee(tk);
+        bool ended = tk->state == TASK_ZOMBIE;
+        int64_t n;
+        while ((n = bts_drain_raw(tr, chunk, 64)) > 0) {
+            drains++;
+            for (int64_t i = 0; i < n; i++) {
+                const struct bts_record *r = &chunk[i];
+                if (first) {
+                    ok &= r->from == LBL(user_enter_iretq) && r->to == UADDR(uc_spin, uc_spin_start);
+                    first = false;
+                } else if (r->from == from && r->to == to) {
+                    jnz++;
+                } else if (r->from == LBL(isr_iretq)) {
+                    irets++;        /* the PMI's return to the tracee, mid-loop */
+                } else {
+                    other++;
+                }
+            }
+        }
+        if (ended)
+            break;
+        sched_release_tracee(tk);
+    }
+    uint64_t us = tsc_to_us(rdtsc() - t0);
+    struct bts_status st;
+    bts_status(tr, &st);
+    int status = -1;
+    task_join(tk, &status);
+    test_diag("stream pair: %lu branches in %lu ms (%lu records/s), %lu PMIs, %lu waits, "
+              "%lu lost", jnz, us / 1000, us ? (jnz + irets) * 1000000 / us : 0, st.pmis,
+              st.stream_waits, st.lost);
+    CHECK(ok, "the first record is not the entry into the tracee");
+    CHECK_EQ(st.lost, 0);
+    CHECK_EQ(jnz, STREAM_LOOPS - 1);
+    CHECK(other == 0, "%lu records out of place", other);
+    CHECK(st.stream_waits > 0, "the tracee was never suspended for its tracer");
+    CHECK_EQ(status, 0);
+    trace_free(tr);
+}
+
+TASK_TEST(crash, "a traced task's crash report names its last branches", 0)
+{
+    if (!bts_require())
+        return;
+    struct bts_trace *tr = task_trace(256, 1024, BTS_POLICY_WRAP, BTS_EVENTS_BRANCHES,
+                                      BTS_CPL_USER);
+    struct task *tk = user_task("crash", USER_PROG(uc_crash), 8, 0);
+    if (!tr || !tk)
+        return;
+    trace_task(tk, tr);
+    task_wait(tk);
+    CHECK(tk->faulted && tk->fault.vector == VEC_PF, "no page fault");
+    CHECK_EQ(tk->fault.rip, UADDR(uc_crash, uc_crash_load));
+    struct expect e;
+    exp_init(&e, want, 8);
+    exp_add(&e, UADDR(uc_crash, uc_crash_call_a), UADDR(uc_crash, uc_crash_a));
+    exp_add(&e, UADDR(uc_crash, uc_crash_call_b), UADDR(uc_crash, uc_crash_b));
+    exp_add(&e, UADDR(uc_crash, uc_crash_call_c), UADDR(uc_crash, uc_crash_c));
+    if (CHECK(tk->ncrash >= e.n, "only %u branches in the report", tk->ncrash))
+        exp_match(&tk->crash[tk->ncrash - e.n], e.n, &e);
+    int status = 0;
+    task_join(tk, &status);
+    CHECK(status == E_FAULT, "exit status %d", status);
+    trace_free(tr);
+}

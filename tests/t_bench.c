@@ -5,6 +5,7 @@
  *   model_cost: cycles per traced instruction under the model vs a bare single-step trap
  *               (target: the model costs at most 2x the bare trap)
  *   drain_cost: cycles per record of the PMI drain vs memcpy of the same bytes (target 1.5x)
+ *   switch_cost: cycles per context switch with the DS hook vs without
  */
 #include "ds/backend.h"
 #include "ds/bts.h"
@@ -12,6 +13,7 @@
 #include "kernel/cpu.h"
 #include "kernel/apic.h"
 #include "kernel/string.h"
+#include "sched/sched.h"
 #include "tests/btscheck.h"
 #include "tests/test.h"
 
@@ -115,4 +117,47 @@ TEST(bench, drain_cost, "PMI drain cost per record vs memcpy of the same bytes",
               mcpy * RATIO_SCALE / per % RATIO_SCALE);
     ratio_diag("drain/memcpy", drain, mcpy, 150);
     trace_teardown(&t);
+}
+
+/* Context-switch cost with and without the DS hook, measured in the same run. */
+#define PINGPONG_YIELDS 2000
+
+static void pingpong(void *arg)
+{
+    (void)arg;
+    for (unsigned i = 0; i < PINGPONG_YIELDS; i++)
+        task_yield();
+}
+
+static uint64_t cycles_per_switch(void)
+{
+    uint64_t s0 = sched_switches(), t0 = rdtsc_ordered();
+    struct task *a = task_create("ping", pingpong, NULL);
+    struct task *b = task_create("pong", pingpong, NULL);
+    if (!a || !b)
+        return 0;
+    task_join(a, NULL);
+    task_join(b, NULL);
+    uint64_t n = sched_switches() - s0;
+    return n ? (rdtsc_ordered() - t0) / n : 0;
+}
+
+TEST(bench, switch_cost, "context switch with DS switching vs without", 300000)
+{
+    uint64_t with = UINT64_MAX, without = UINT64_MAX;
+    for (unsigned r = 0; r < ROUNDS; r++) {
+        sched_ds_hook_enable(false);
+        uint64_t c = cycles_per_switch();
+        sched_ds_hook_enable(true);
+        if (c && c < without)
+            without = c;
+        c = cycles_per_switch();
+        if (c && c < with)
+            with = c;
+    }
+    if (!CHECK(with != UINT64_MAX && without != UINT64_MAX, "no switches measured"))
+        return;
+    uint64_t r = with * RATIO_SCALE / without;
+    test_diag("bench: context switch %lu cycles with the DS hook, %lu without: ratio %lu.%02lu",
+              with, without, r / RATIO_SCALE, r % RATIO_SCALE);
 }

@@ -50,13 +50,13 @@ def main():
     size = os.path.getsize(iso)
     print("ISO size: %d KiB (limit 6144 KiB)" % (size // 1024))
 
-    secs, rc, out = run(args.build, "direct", "tests=bench.*,ds.stream", "bench-kernel")
+    secs, rc, out = run(args.build, "direct", "tests=bench.*,ds.stream,bts.task.stream", "bench-kernel")
     ok = ok and rc == 0
     log = os.path.join(args.build, "logs", "bench-kernel-direct.log")
     print("in-kernel figures (direct, one run):")
     lines = open(log, errors="replace").read().splitlines() if os.path.exists(log) else []
     for line in lines:
-        if line.startswith(("# bench:", "# stream:", "# backend:", "# cpu:")):
+        if line.startswith(("# bench:", "# stream", "# backend:", "# cpu:")):
             print("  " + line[2:])
     if not lines:
         print(out)

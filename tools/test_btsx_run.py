@@ -356,6 +356,19 @@ class Commands(unittest.TestCase):
             self.assertIn(line, text)
 
 
+    def test_bochs_panic_is_found(self):
+        with tempfile.TemporaryDirectory() as d:
+            log = os.path.join(d, "bochs.txt")
+            with open(log, "w") as f:
+                f.write("00000i[CPU0  ] ok\n00079p[CPU0  ] >>PANIC<< exception(): 3rd (13) exception\n"
+                        "00080p[UNMAP ] >>PANIC<< Shutdown port: shutdown requested\n")
+            self.assertEqual(runner.bochs_panics(log), ["Bochs panic: exception(): 3rd (13) exception"])
+            self.assertEqual(runner.bochs_panics(os.path.join(d, "none")), [])
+            with open(log, "w") as f:
+                f.write("00080p[UNMAP ] >>PANIC<< Shutdown port: shutdown requested\n")
+            self.assertEqual(runner.bochs_panics(log), [])
+
+
 @unittest.skipUnless(shutil.which("prove"), "prove not installed")
 class Prove(unittest.TestCase):
     def check(self, text):

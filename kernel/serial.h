@@ -10,5 +10,7 @@
 bool serial_init(void);
 bool serial_present(void);
 void serial_putc(char c);
+/* Waits until everything written has left the UART. */
+void serial_flush(void);
 
 #endif

@@ -2,6 +2,7 @@
 
 #include "kernel/cpu.h"
 #include "kernel/io.h"
+#include "kernel/serial.h"
 
 #define KBC_STATUS_PORT     0x64
 #define KBC_CMD_RESET       0xFE
@@ -24,6 +25,7 @@ static void reboot(void)
 void machine_exit(enum exit_code code)
 {
     irq_disable();
+    serial_flush();
     enum exit_method m = method;
     if (m == EXIT_AUTO)
         m = cpu_is_qemu() ? EXIT_DEBUGEXIT : EXIT_HALT;

@@ -99,7 +99,7 @@ TEST(sched, block_wake, "a blocked task runs again only after task_wake", 0)
 
 TEST(sched, user_task, "a user task runs at CPL 3, writes to the console, exits", 0)
 {
-    struct task *t = user_task("uc_sys", USER_PROG(uc_sys), 0, 0);
+    struct task *t = user_task("hello", USER_PROG(uc_hello), 0, 0);
     if (!t)
         return;
     int status = -1;

@@ -39,15 +39,28 @@ L(uc_iso_jnz)
     ud2
 L(uc_iso_end)
 
-/* CPL filter and SYSCALL/SYSRET records: a jump, a system call, a jump, exit(0). */
+/* A greeting on the console, exit(0). */
+L(uc_hello_start)
+    lea uc_hello_msg(%rip), %rdi
+    mov $uc_hello_msg_len, %esi
+    SYSCALL(SYS_WRITE)
+    xor %edi, %edi
+    SYSCALL(SYS_EXIT)
+    ud2
+uc_hello_msg:
+    .ascii "hello from CPL 3"
+    uc_hello_msg_len = . - uc_hello_msg
+L(uc_hello_end)
+
+/* CPL filter and SYSCALL/SYSRET records: a jump, a system call with a short kernel path
+ * (the count of its own trace), a jump, exit(0). */
 L(uc_sys_start)
 L(uc_sys_j1)
     jmp uc_sys_t1
     ud2
 L(uc_sys_t1)
-    lea uc_sys_msg(%rip), %rdi
-    mov $uc_sys_msg_len, %esi
-    mov $SYS_WRITE, %eax
+    mov $TRACE_OP_COUNT, %edi
+    mov $SYS_TRACE, %eax
 L(uc_sys_call)
     syscall
 L(uc_sys_after)
@@ -58,9 +71,6 @@ L(uc_sys_t2)
     xor %edi, %edi
     SYSCALL(SYS_EXIT)
     ud2
-uc_sys_msg:
-    .ascii "hello from CPL 3"
-    uc_sys_msg_len = . - uc_sys_msg
 L(uc_sys_end)
 
 /* Bad system calls: each result is stored at USER_DATA_VA + 8 * i, then exit(0). RDI = the

@@ -11,13 +11,12 @@
 /* Where a label of program p lives in the task's address space. */
 #define UADDR(p, label) (USER_CODE_VA + (uint64_t)(label - p##_start))
 
-#define USER_LABELS(p, ...) extern const char p##_start[], p##_end[], __VA_ARGS__
-
 extern const char uc_iso_start[], uc_iso_end[], uc_iso_loop[], uc_iso_ijmp[],
     uc_iso_chain_end[], uc_iso_after_yield[], uc_iso_jnz[];
 extern const char uc_sys_start[], uc_sys_end[], uc_sys_j1[], uc_sys_t1[], uc_sys_call[],
     uc_sys_after[], uc_sys_j2[], uc_sys_t2[];
 extern const char uc_bad_start[], uc_bad_end[];
+extern const char uc_hello_start[], uc_hello_end[];
 extern const char uc_read_start[], uc_read_end[], uc_read_insn[];
 extern const char uc_write_start[], uc_write_end[], uc_write_insn[];
 extern const char uc_exec_start[], uc_exec_end[];

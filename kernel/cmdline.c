@@ -183,6 +183,7 @@ static void set_backend(struct btsx_options *o, int v) { o->backend = (enum back
 static void set_exit(struct btsx_options *o, int v) { o->exit = (enum exit_method)v; }
 static void set_pmi(struct btsx_options *o, int v) { o->pmi = (enum pmi_delivery)v; }
 static void set_apic(struct btsx_options *o, int v) { o->apic = (enum apic_mode)v; }
+static void set_console(struct btsx_options *o, int v) { o->console = (enum console_choice)v; }
 static void set_verbose(struct btsx_options *o, int v) { o->verbose = v != 0; }
 static void set_selftest(struct btsx_options *o, int v) { o->selftest = v != 0; }
 
@@ -197,6 +198,9 @@ static const struct choice pmi_choices[] = {
 };
 static const struct choice apic_choices[] = {
 	{ "auto", APIC_MODE_AUTO }, { "xapic", APIC_MODE_XAPIC }, { "x2apic", APIC_MODE_X2APIC },
+};
+static const struct choice console_choices[] = {
+	{ "all", CONSOLE_ALL }, { "serial", CONSOLE_SERIAL },
 };
 static const struct choice flag_choices[] = {
 	{ "0", 0 }, { "1", 1 },
@@ -214,6 +218,7 @@ static const struct option_desc options[] = {
 	FLAG_OPT("selftest", set_selftest),
 	CHOICE_OPT("pmi", "fixed|nmi", pmi_choices, set_pmi),
 	CHOICE_OPT("apic", "auto|xapic|x2apic", apic_choices, set_apic),
+	CHOICE_OPT("console", "all|serial", console_choices, set_console),
 };
 
 #define NOPTIONS NCHOICES(options)
@@ -265,6 +270,7 @@ void cmdline_defaults(struct btsx_options *o)
 		.selftest = false,
 		.pmi = PMI_FIXED,
 		.apic = APIC_MODE_AUTO,
+		.console = CONSOLE_ALL,
 	};
 }
 

@@ -9,6 +9,7 @@
  *   selftest | selftest=0|1
  *   pmi=fixed|nmi            how LVT PC delivers the threshold interrupt
  *   apic=auto|xapic|x2apic
+ *   console=all|serial       serial only: leave the screen alone
  * A first token starting with '/' is the image path some loaders prepend, and is ignored.
  * Anything else is an error that names the option: the design's contract is that a bad command
  * line fails the run cleanly rather than being guessed at.
@@ -26,6 +27,7 @@ enum backend_choice { BACKEND_AUTO, BACKEND_HW, BACKEND_MODEL };
 enum exit_method { EXIT_AUTO, EXIT_DEBUGEXIT, EXIT_HALT, EXIT_REBOOT };
 enum pmi_delivery { PMI_FIXED, PMI_NMI };
 enum apic_mode { APIC_MODE_AUTO, APIC_MODE_XAPIC, APIC_MODE_X2APIC };
+enum console_choice { CONSOLE_ALL, CONSOLE_SERIAL };
 
 #define CMDLINE_MAX_GLOBS 16
 #define CMDLINE_GLOB_LEN 64 /* including the NUL: a glob has at most 63 characters */
@@ -48,6 +50,7 @@ struct btsx_options {
 	bool selftest;
 	enum pmi_delivery pmi;
 	enum apic_mode apic;
+	enum console_choice console;
 };
 
 /* No globs (every test), auto backend/exit/APIC, fixed PMI, seed unset, flags off. */

@@ -67,12 +67,13 @@ void kmain(uint32_t magic, uint64_t info)
     mem_init();
     paging_init();
     heap_init();
-    attach_screen();
 
     assemble_cmdline();
     cmdline_defaults(&options);
     char err[CMDLINE_ERR_MAX] = "";
     bool bad = cmdline_parse(cmdline, &options, err, sizeof(err)) != 0;
+    if (options.console == CONSOLE_ALL)
+        attach_screen();
 
     apic_init(options.apic);
     ds_init(&options);

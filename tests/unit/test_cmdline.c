@@ -47,6 +47,7 @@ static void assert_options_equal(const struct btsx_options *a, const struct btsx
 	assert_int_equal(a->selftest, b->selftest);
 	assert_int_equal(a->pmi, b->pmi);
 	assert_int_equal(a->apic, b->apic);
+	assert_int_equal(a->console, b->console);
 }
 
 static void test_defaults(void **state)
@@ -65,6 +66,7 @@ static void test_defaults(void **state)
 	assert_false(o.selftest);
 	assert_int_equal(o.pmi, PMI_FIXED);
 	assert_int_equal(o.apic, APIC_MODE_AUTO);
+	assert_int_equal(o.console, CONSOLE_ALL);
 }
 
 static void test_empty_lines(void **state)
@@ -98,6 +100,8 @@ static void test_choices(void **state)
 	assert_int_equal(parse_ok("apic=auto").apic, APIC_MODE_AUTO);
 	assert_int_equal(parse_ok("apic=xapic").apic, APIC_MODE_XAPIC);
 	assert_int_equal(parse_ok("apic=x2apic").apic, APIC_MODE_X2APIC);
+	assert_int_equal(parse_ok("console=all").console, CONSOLE_ALL);
+	assert_int_equal(parse_ok("console=serial").console, CONSOLE_SERIAL);
 }
 
 static void test_flags(void **state)
@@ -219,6 +223,7 @@ static const struct bad_case bad_cases[] = {
 	{ "pmi", CMDLINE_EVALUE, "missing value for 'pmi' (fixed|nmi)" },
 	{ "pmi=smi", CMDLINE_EVALUE, "bad value 'smi' for 'pmi' (fixed|nmi)" },
 	{ "apic", CMDLINE_EVALUE, "missing value for 'apic' (auto|xapic|x2apic)" },
+	{ "console=vga", CMDLINE_EVALUE, "bad value 'vga' for 'console' (all|serial)" },
 	{ "apic=x3apic", CMDLINE_EVALUE, "bad value 'x3apic' for 'apic' (auto|xapic|x2apic)" },
 	{ "verbose=", CMDLINE_EVALUE, "bad value '' for 'verbose' (0|1)" },
 	{ "verbose=yes", CMDLINE_EVALUE, "bad value 'yes' for 'verbose' (0|1)" },

@@ -20,7 +20,7 @@ struct bts_backend {
     void (*write_debugctl)(uint64_t v);
     uint64_t (*read_ds_area)(void);
     void (*write_ds_area)(uint64_t v);
-    uint64_t write_ret;     /* address of write_debugctl's final RET */
+    uint64_t write_ret; /* address of write_debugctl's final RET */
 };
 
 extern const struct bts_backend bts_backend_hw;

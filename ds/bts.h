@@ -21,22 +21,22 @@ struct btsx_options;
 struct bts_backend;
 
 /* What to record. */
-#define BTS_EVENTS_BRANCHES     (1u << 0)
-#define BTS_EVENTS_TIMESTAMPS   (1u << 1)   /* arrival/departure records at context switches */
-#define BTS_CPL_KERNEL          (1u << 0)   /* record transfers that land at CPL 0 */
-#define BTS_CPL_USER            (1u << 1)   /* ... at CPL 3 */
+#define BTS_EVENTS_BRANCHES   (1u << 0)
+#define BTS_EVENTS_TIMESTAMPS (1u << 1) /* arrival/departure records at context switches */
+#define BTS_CPL_KERNEL        (1u << 0) /* record transfers that land at CPL 0 */
+#define BTS_CPL_USER          (1u << 1) /* ... at CPL 3 */
 
 /* Memory one trace may use (DS page + hardware buffer + ring). */
 #define BTS_QUOTA_BYTES_DEFAULT (32ULL << 20)
 
 struct bts_config {
-    uint32_t hw_records;        /* hardware buffer, >= BTS_MIN_RECORDS */
-    uint32_t thresh_records;    /* interrupt mode: threshold from base; 0 = Linux's default */
-    enum bts_buf_mode mode;     /* circular: records stay in the hardware buffer */
-    uint32_t ring_records;      /* interrupt mode: the ring the PMI drains into */
-    enum bts_policy policy;     /* interrupt mode: wrap, stop or stream */
-    unsigned events;            /* BTS_EVENTS_* */
-    unsigned cpl;               /* BTS_CPL_*; 0 records nothing (both OFF bits set) */
+    uint32_t hw_records;     /* hardware buffer, >= BTS_MIN_RECORDS */
+    uint32_t thresh_records; /* interrupt mode: threshold from base; 0 = Linux's default */
+    enum bts_buf_mode mode;  /* circular: records stay in the hardware buffer */
+    uint32_t ring_records;   /* interrupt mode: the ring the PMI drains into */
+    enum bts_policy policy;  /* interrupt mode: wrap, stop or stream */
+    unsigned events;         /* BTS_EVENTS_* */
+    unsigned cpl;            /* BTS_CPL_*; 0 records nothing (both OFF bits set) */
 };
 
 struct bts_trace;
@@ -49,17 +49,17 @@ typedef void (*bts_stop_fn)(struct bts_trace *t, void *arg);
 struct bts_trace {
     struct bts_config cfg;
     bool configured;
-    bool enabled;               /* the tracer asked for recording */
-    bool stopped;               /* the stop policy ended recording */
-    bool draining;              /* inside bts_drain_hw(): the tracer's callback must not flush */
+    bool enabled;  /* the tracer asked for recording */
+    bool stopped;  /* the stop policy ended recording */
+    bool draining; /* inside bts_drain_hw(): the tracer's callback must not flush */
     struct ds_area *ds;
     struct bts_record *buf;
     struct bts_ring ring;
-    uint64_t debugctl;          /* DEBUGCTL while recording */
-    uint64_t bytes;             /* memory charged to the quota */
-    uint64_t pmis;              /* threshold interrupts taken for this trace */
-    uint64_t pmi_at_min, pmi_at_max;    /* records pending when a PMI came, extremes */
-    uint64_t stream_waits;      /* times the stream policy had to wait for the tracer */
+    uint64_t debugctl;               /* DEBUGCTL while recording */
+    uint64_t bytes;                  /* memory charged to the quota */
+    uint64_t pmis;                   /* threshold interrupts taken for this trace */
+    uint64_t pmi_at_min, pmi_at_max; /* records pending when a PMI came, extremes */
+    uint64_t stream_waits;           /* times the stream policy had to wait for the tracer */
     bts_full_fn on_full;
     bts_stop_fn on_stop;
     void *cb_arg;
@@ -68,10 +68,10 @@ struct bts_trace {
 struct bts_status {
     struct bts_config cfg;
     bool enabled, stopped, overflowed;
-    uint64_t count;             /* records available to get/drain */
+    uint64_t count; /* records available to get/drain */
     uint64_t lost;
     uint64_t pmis, stream_waits;
-    uint64_t spurious_pmis;     /* CPU-wide */
+    uint64_t spurious_pmis; /* CPU-wide */
 };
 
 /* Backend selection and probe (ds/probe.c). */
@@ -88,8 +88,8 @@ int bts_use_backend(const struct bts_backend *b);
 int bts_configure(struct bts_trace *t, const struct bts_config *cfg);
 void bts_release(struct bts_trace *t);
 void bts_set_callbacks(struct bts_trace *t, bts_full_fn full, bts_stop_fn stop, void *arg);
-int bts_attach(struct bts_trace *t);        /* load t's DS area on this CPU, recording off */
-void bts_detach(void);                      /* back to the CPU's idle DS area */
+int bts_attach(struct bts_trace *t); /* load t's DS area on this CPU, recording off */
+void bts_detach(void);               /* back to the CPU's idle DS area */
 struct bts_trace *bts_current(void);
 int bts_enable(struct bts_trace *t);
 int bts_disable(struct bts_trace *t);

@@ -21,51 +21,51 @@
 
 /* Negative results of insn_decode(); insn_error_name() spells them. */
 enum insn_error {
-	INSN_ERR_TRUNCATED = -1, /* fewer than the instruction's bytes available */
-	INSN_ERR_INVALID = -2,   /* #UD in 64-bit mode, or longer than 15 bytes */
+    INSN_ERR_TRUNCATED = -1, /* fewer than the instruction's bytes available */
+    INSN_ERR_INVALID = -2,   /* #UD in 64-bit mode, or longer than 15 bytes */
 };
 
 enum insn_kind {
-	INSN_OTHER,     /* no control transfer (includes ud0/ud1, xbegin) */
-	INSN_JCC,       /* 70-7F rel8, 0F 80-8F rel32; cc = condition 0..15 */
-	INSN_JRCXZ,     /* E3 (jecxz with 67) */
-	INSN_LOOP,      /* E2 */
-	INSN_LOOPE,     /* E1 */
-	INSN_LOOPNE,    /* E0 */
-	INSN_JMP_REL,   /* EB rel8, E9 rel32 */
-	INSN_JMP_IND,   /* FF /4 */
-	INSN_JMP_FAR,   /* FF /5 m16:32 (m16:64 with REX.W) */
-	INSN_CALL_REL,  /* E8 rel32 */
-	INSN_CALL_IND,  /* FF /2 */
-	INSN_CALL_FAR,  /* FF /3 */
-	INSN_RET,       /* C3 */
-	INSN_RET_IMM,   /* C2 iw */
-	INSN_RET_FAR,   /* CB, CA iw (lretq with REX.W) */
-	INSN_IRET,      /* CF (iretq with REX.W, iretw with 66) */
-	INSN_INT3,      /* CC */
-	INSN_INT,       /* CD ib */
-	INSN_INTO,      /* CE: #UD in 64-bit mode, decoded so it can be named */
-	INSN_INT1,      /* F1 (icebp) */
-	INSN_SYSCALL,   /* 0F 05 */
-	INSN_SYSRET,    /* 0F 07 (sysretq with REX.W) */
-	INSN_SYSENTER,  /* 0F 34 */
-	INSN_SYSEXIT,   /* 0F 35 (sysexitq with REX.W) */
-	INSN_UD2,       /* 0F 0B */
-	INSN_INVALID,   /* set together with a negative result */
-	INSN_KIND_COUNT
+    INSN_OTHER,    /* no control transfer (includes ud0/ud1, xbegin) */
+    INSN_JCC,      /* 70-7F rel8, 0F 80-8F rel32; cc = condition 0..15 */
+    INSN_JRCXZ,    /* E3 (jecxz with 67) */
+    INSN_LOOP,     /* E2 */
+    INSN_LOOPE,    /* E1 */
+    INSN_LOOPNE,   /* E0 */
+    INSN_JMP_REL,  /* EB rel8, E9 rel32 */
+    INSN_JMP_IND,  /* FF /4 */
+    INSN_JMP_FAR,  /* FF /5 m16:32 (m16:64 with REX.W) */
+    INSN_CALL_REL, /* E8 rel32 */
+    INSN_CALL_IND, /* FF /2 */
+    INSN_CALL_FAR, /* FF /3 */
+    INSN_RET,      /* C3 */
+    INSN_RET_IMM,  /* C2 iw */
+    INSN_RET_FAR,  /* CB, CA iw (lretq with REX.W) */
+    INSN_IRET,     /* CF (iretq with REX.W, iretw with 66) */
+    INSN_INT3,     /* CC */
+    INSN_INT,      /* CD ib */
+    INSN_INTO,     /* CE: #UD in 64-bit mode, decoded so it can be named */
+    INSN_INT1,     /* F1 (icebp) */
+    INSN_SYSCALL,  /* 0F 05 */
+    INSN_SYSRET,   /* 0F 07 (sysretq with REX.W) */
+    INSN_SYSENTER, /* 0F 34 */
+    INSN_SYSEXIT,  /* 0F 35 (sysexitq with REX.W) */
+    INSN_UD2,      /* 0F 0B */
+    INSN_INVALID,  /* set together with a negative result */
+    INSN_KIND_COUNT
 };
 
 struct insn {
-	uint8_t len;     /* total length including prefixes */
-	uint8_t kind;    /* enum insn_kind */
-	uint8_t vector;  /* int n / int3 / int1 / into: the vector raised */
-	uint8_t cc;      /* jcc: condition code (low nibble of the opcode) */
-	bool rep;        /* an F2 or F3 prefix is present */
-	bool rex_w;      /* effective REX.W (lretq, iretq, sysretq, ...) */
-	bool opsize16;   /* 66 prefix present */
-	bool addr32;     /* 67 prefix present (jecxz, loop on ecx) */
-	int64_t rel;     /* direct branches: sign-extended displacement */
-	uint64_t target; /* direct branches: rip + len + rel */
+    uint8_t len;     /* total length including prefixes */
+    uint8_t kind;    /* enum insn_kind */
+    uint8_t vector;  /* int n / int3 / int1 / into: the vector raised */
+    uint8_t cc;      /* jcc: condition code (low nibble of the opcode) */
+    bool rep;        /* an F2 or F3 prefix is present */
+    bool rex_w;      /* effective REX.W (lretq, iretq, sysretq, ...) */
+    bool opsize16;   /* 66 prefix present */
+    bool addr32;     /* 67 prefix present (jecxz, loop on ecx) */
+    int64_t rel;     /* direct branches: sign-extended displacement */
+    uint64_t target; /* direct branches: rip + len + rel */
 };
 
 /*

@@ -18,12 +18,12 @@
 
 /* The 64-bit DS management area (SDM Vol. 3B 18.4.9 / bts-reference §3). */
 struct ds_area {
-	uint64_t bts_base;     /* first record */
-	uint64_t bts_index;    /* next record to write */
-	uint64_t bts_abs_max;  /* one byte past the last record: base + N * 24 exactly */
-	uint64_t bts_thresh;   /* PMI when index reaches it (BTINT=1) */
-	uint64_t pebs_base, pebs_index, pebs_abs_max, pebs_thresh;
-	uint64_t pebs_reset[4]; /* PEBS counter reset values */
+    uint64_t bts_base;    /* first record */
+    uint64_t bts_index;   /* next record to write */
+    uint64_t bts_abs_max; /* one byte past the last record: base + N * 24 exactly */
+    uint64_t bts_thresh;  /* PMI when index reaches it (BTINT=1) */
+    uint64_t pebs_base, pebs_index, pebs_abs_max, pebs_thresh;
+    uint64_t pebs_reset[4]; /* PEBS counter reset values */
 };
 
 _Static_assert(offsetof(struct ds_area, bts_base) == 0x00, "DS: BTS base at 0x00");
@@ -37,16 +37,16 @@ _Static_assert(offsetof(struct ds_area, pebs_reset) == 0x40, "DS: PEBS resets at
 /* bts-reference §3: a BTS buffer holds at least two records. */
 #define BTS_MIN_RECORDS 2
 /* Buffer base alignment: the fields and records are read as uint64_t. */
-#define BTS_BASE_ALIGN 8
+#define BTS_BASE_ALIGN  8
 /* Linear addresses are 48-bit sign-extended (4-level paging; btsx does not enable LA57). */
-#define DS_VADDR_BITS 48
+#define DS_VADDR_BITS   48
 /* The quota counts whole pages for each piece of a trace: what the frame allocator hands out. */
-#define DS_QUOTA_PAGE PAGE_SIZE
+#define DS_QUOTA_PAGE   PAGE_SIZE
 
 enum bts_buf_mode {
-	BTS_MODE_CIRCULAR,  /* BTINT=0, threshold beyond the maximum */
-	BTS_MODE_INTERRUPT, /* BTINT=1 */
-	BTS_MODE_COUNT
+    BTS_MODE_CIRCULAR,  /* BTINT=0, threshold beyond the maximum */
+    BTS_MODE_INTERRUPT, /* BTINT=1 */
+    BTS_MODE_COUNT
 };
 
 /* thresh_bytes meaning "absolute maximum + 1 record" in circular mode (Linux's choice):
@@ -69,7 +69,7 @@ enum bts_buf_mode {
  *               sit in the non-canonical hole), or base + threshold wraps
  */
 int ds_layout_bts(struct ds_area *ds, uint64_t base, uint64_t size_bytes, uint64_t thresh_bytes,
-		  enum bts_buf_mode mode);
+                  enum bts_buf_mode mode);
 
 /* Default interrupt threshold, in records from base, for a buffer of n records: leaves 1/16
  * of the buffer (at least 1 record) as headroom, as Linux does. 0 when n < BTS_MIN_RECORDS

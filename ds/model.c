@@ -12,10 +12,10 @@
 #include "kernel/string.h"
 #include "kernel/trap.h"
 
-#define DEBUGCTL_RECORDING  (DEBUGCTL_TR | DEBUGCTL_BTS)
+#define DEBUGCTL_RECORDING (DEBUGCTL_TR | DEBUGCTL_BTS)
 /* Bits the model implements; others read back as written but do nothing. */
-#define DR6_RESET           0xFFFF0FF0ULL
-#define PAGE_OFFSET_MASK    (PAGE_SIZE - 1)
+#define DR6_RESET          0xFFFF0FF0ULL
+#define PAGE_OFFSET_MASK   (PAGE_SIZE - 1)
 
 /* What bts_model_write_debugctl() must do with RFLAGS.TF (ds/model.S). */
 enum { TF_CLEAR = 0, TF_SET = 1, TF_LEAVE = 2 };
@@ -31,9 +31,18 @@ static struct model_stats stats;
 static bool bare_mode;
 static uint64_t bare_steps;
 
-uint64_t bts_model_read_debugctl(void) { return bts_model_debugctl; }
-uint64_t bts_model_read_ds_area(void) { return model_ds_area; }
-void bts_model_write_ds_area(uint64_t v) { model_ds_area = v; }
+uint64_t bts_model_read_debugctl(void)
+{
+    return bts_model_debugctl;
+}
+uint64_t bts_model_read_ds_area(void)
+{
+    return model_ds_area;
+}
+void bts_model_write_ds_area(uint64_t v)
+{
+    model_ds_area = v;
+}
 
 static bool recording(void)
 {
@@ -71,7 +80,7 @@ static void raise_pmi(void)
 {
     uint32_t lvt = apic_read(APIC_LVT_PC);
     if (lvt & APIC_LVT_MASKED)
-        return;     /* one already delivered and not yet acknowledged, or masked by software */
+        return; /* one already delivered and not yet acknowledged, or masked by software */
     apic_write(APIC_LVT_PC, lvt | APIC_LVT_MASKED);
     if ((lvt & APIC_LVT_DM_MASK) == APIC_LVT_DM_NMI)
         apic_self_nmi();
@@ -104,10 +113,10 @@ static void store(uint64_t from, uint64_t to, unsigned cpl_after)
     /* An index outside the buffer is undefined on hardware; the model restarts at base. */
     if (idx < ds->bts_base || idx + BTS_RECORD_SIZE > ds->bts_abs_max)
         idx = ds->bts_base;
-    *(struct bts_record *)idx = (struct bts_record){ from, to, 0 };
+    *(struct bts_record *)idx = (struct bts_record){from, to, 0};
     idx += BTS_RECORD_SIZE;
     if (idx >= ds->bts_abs_max && !(dbg & DEBUGCTL_BTINT))
-        idx = ds->bts_base;     /* circular mode wraps */
+        idx = ds->bts_base; /* circular mode wraps */
     ds->bts_index = idx;
     stats.records++;
     if ((dbg & DEBUGCTL_BTINT) && idx >= ds->bts_thresh)
@@ -140,13 +149,16 @@ static size_t fetch(uint64_t rip, uint8_t *buf, size_t want)
 
 struct dcache_entry {
     uint64_t rip, cr3;
-    uint32_t gen;           /* valid only while it equals dcache_gen */
+    uint32_t gen; /* valid only while it equals dcache_gen */
     uint8_t len, kind;
 };
 static struct dcache_entry dcache[DCACHE_SIZE];
 static uint32_t dcache_gen = 1;
 
-static void dcache_flush(void) { dcache_gen++; }
+static void dcache_flush(void)
+{
+    dcache_gen++;
+}
 
 static struct dcache_entry *dcache_slot(uint64_t rip)
 {
@@ -178,13 +190,13 @@ static void decode_and_store(uint64_t from, uint64_t to, unsigned cpl_after)
         struct insn in;
         if (!decode(from, &in))
             return;
-        *e = (struct dcache_entry){ from, cr3, dcache_gen, in.len, in.kind };
+        *e = (struct dcache_entry){from, cr3, dcache_gen, in.len, in.kind};
     }
-    struct insn in = { .len = e->len, .kind = e->kind };
+    struct insn in = {.len = e->len, .kind = e->kind};
     if (!insn_is_branch(&in))
         return;
     if (insn_is_conditional(&in) && to == from + in.len)
-        return;     /* not taken */
+        return; /* not taken */
     store(from, to, cpl_after);
 }
 
@@ -204,7 +216,7 @@ static void model_db(struct trap_frame *f)
         return;
     }
     if (!recording()) {
-        f->rflags &= ~RFLAGS_TF;    /* a stale TF: stop stepping */
+        f->rflags &= ~RFLAGS_TF; /* a stale TF: stop stepping */
         prev_valid = false;
         return;
     }
@@ -256,7 +268,7 @@ static void model_syscall_entry(uint64_t from, uint64_t to, uint64_t user_rflags
         return;
     if (user_rflags & RFLAGS_TF)
         store(from, to, 0);
-    prev_valid = false;         /* the first step lands after bts_model_tf_on's RET */
+    prev_valid = false; /* the first step lands after bts_model_tf_on's RET */
     bts_model_tf_on();
 }
 
@@ -292,9 +304,15 @@ void model_reset(void)
     bare_mode = false;
 }
 
-void model_get_stats(struct model_stats *s) { *s = stats; }
+void model_get_stats(struct model_stats *s)
+{
+    *s = stats;
+}
 
-uint64_t model_bare_step_count(void) { return bare_steps; }
+uint64_t model_bare_step_count(void)
+{
+    return bare_steps;
+}
 void model_bare_stepping(bool on)
 {
     bare_mode = on;

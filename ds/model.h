@@ -13,12 +13,12 @@
 #include <stdint.h>
 
 struct model_stats {
-    uint64_t steps;         /* single-step traps taken */
-    uint64_t records;       /* records stored */
-    uint64_t filtered;      /* taken branches suppressed by BTS_OFF_OS/BTS_OFF_USR */
-    uint64_t pmis;          /* threshold interrupts raised */
-    uint64_t dropped;       /* records dropped on a full buffer in interrupt mode */
-    uint64_t undecodable;   /* instructions the decoder refused (never expected) */
+    uint64_t steps;       /* single-step traps taken */
+    uint64_t records;     /* records stored */
+    uint64_t filtered;    /* taken branches suppressed by BTS_OFF_OS/BTS_OFF_USR */
+    uint64_t pmis;        /* threshold interrupts raised */
+    uint64_t dropped;     /* records dropped on a full buffer in interrupt mode */
+    uint64_t undecodable; /* instructions the decoder refused (never expected) */
 };
 
 /* Installs the #DB handler and the trap hooks. */

@@ -13,7 +13,10 @@
 static bool nmi_delivery;
 static uint64_t spurious;
 
-uint64_t bts_spurious_pmis(void) { return spurious; }
+uint64_t bts_spurious_pmis(void)
+{
+    return spurious;
+}
 
 void bts_drain_hw(struct bts_trace *t)
 {
@@ -38,7 +41,7 @@ void bts_drain_hw(struct bts_trace *t)
         done += more;
     }
     if (done < n && t->cfg.policy == BTS_POLICY_STREAM)
-        t->ring.lost += n - done;   /* no tracer made room: counted, never silent */
+        t->ring.lost += n - done; /* no tracer made room: counted, never silent */
     t->ds->bts_index = t->ds->bts_base;
     t->draining = false;
     if (t->cfg.policy == BTS_POLICY_STOP && t->ring.overflowed && !t->stopped) {
@@ -53,7 +56,7 @@ static void bts_pmi(struct trap_frame *f)
     (void)f;
     const struct bts_backend *b = bts_backend();
     uint64_t dbg = b->read_debugctl();
-    b->write_debugctl(0);                                   /* 1. stop recording */
+    b->write_debugctl(0); /* 1. stop recording */
     struct bts_trace *t = bts_current();
     if (t && t->configured && t->cfg.mode == BTS_MODE_INTERRUPT &&
         t->ds->bts_index >= t->ds->bts_thresh) {
@@ -62,17 +65,17 @@ static void bts_pmi(struct trap_frame *f)
             t->pmi_at_min = at;
         if (at > t->pmi_at_max)
             t->pmi_at_max = at;
-        bts_drain_hw(t);                                    /* 2-4. copy, reset, policy */
+        bts_drain_hw(t); /* 2-4. copy, reset, policy */
     } else {
         spurious++;
     }
-    apic_write(APIC_LVT_PC, apic_read(APIC_LVT_PC) & ~APIC_LVT_MASKED);    /* 5. */
+    apic_write(APIC_LVT_PC, apic_read(APIC_LVT_PC) & ~APIC_LVT_MASKED); /* 5. */
     if (!nmi_delivery)
-        apic_eoi();                                         /* 6. fixed delivery only */
+        apic_eoi(); /* 6. fixed delivery only */
     if (t && t->stopped)
-        t->enabled = false;                                 /* the stop policy ended it */
+        t->enabled = false; /* the stop policy ended it */
     else
-        b->write_debugctl(dbg);                             /* 7. restart */
+        b->write_debugctl(dbg); /* 7. restart */
 }
 
 void bts_pmi_init(bool nmi)

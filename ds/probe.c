@@ -14,9 +14,9 @@
 #include "kernel/printf.h"
 #include "kernel/string.h"
 
-#define REASON_LEN          160
-#define PROBE_RECORDS       16
-#define IDLE_RECORDS        BTS_MIN_RECORDS
+#define REASON_LEN    160
+#define PROBE_RECORDS 16
+#define IDLE_RECORDS  BTS_MIN_RECORDS
 
 struct ds_area *ds_idle_area;
 static const struct bts_backend *backend = &bts_backend_model;
@@ -26,8 +26,14 @@ static char reason[REASON_LEN], hw_why[REASON_LEN];
 extern const char bts_probe_jmp[], bts_probe_target[];
 void bts_probe_code(void);
 
-const struct bts_backend *bts_backend(void) { return backend; }
-const char *bts_backend_reason(void) { return reason; }
+const struct bts_backend *bts_backend(void)
+{
+    return backend;
+}
+const char *bts_backend_reason(void)
+{
+    return reason;
+}
 
 bool bts_available(const char **why)
 {
@@ -89,8 +95,8 @@ static bool probe_hw(void)
     if (rdmsr_safe(MSR_IA32_MISC_ENABLE, &v) != 0)
         return ksnprintf(hw_why, sizeof(hw_why), "RDMSR IA32_MISC_ENABLE raised #GP"), false;
     if (v & MISC_ENABLE_BTS_UNAVAIL)
-        return ksnprintf(hw_why, sizeof(hw_why),
-                         "IA32_MISC_ENABLE.BTS_UNAVAILABLE=1 (%#lx)", v), false;
+        return ksnprintf(hw_why, sizeof(hw_why), "IA32_MISC_ENABLE.BTS_UNAVAILABLE=1 (%#lx)", v),
+               false;
     /* Step 5 with a valid DS area loaded first: BTS must never see a stale one. */
     uint64_t scratch = pages_alloc(2);
     if (!scratch)

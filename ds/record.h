@@ -19,7 +19,7 @@
 
 /* The hardware BTS record (SDM Vol. 3B, 64-bit DS format): 24 bytes. */
 struct bts_record {
-	uint64_t from, to, flags;
+    uint64_t from, to, flags;
 };
 #define BTS_RECORD_SIZE 24
 
@@ -35,8 +35,8 @@ _Static_assert(offsetof(struct bts_record, flags) == 0x10, "BTS record: flags at
 /* The `flags` of a timestamp record. 0 is deliberately not a qualifier, so a zeroed slot that
  * somehow carries the escape is still rejected. */
 enum bts_qualifier {
-	BTS_Q_ARRIVE = 1, /* the task was switched in */
-	BTS_Q_DEPART = 2, /* the task was switched out */
+    BTS_Q_ARRIVE = 1, /* the task was switched in */
+    BTS_Q_DEPART = 2, /* the task was switched out */
 };
 
 enum bts_event_kind { BTS_EV_BRANCH, BTS_EV_ARRIVE, BTS_EV_DEPART };
@@ -44,38 +44,38 @@ enum bts_event_kind { BTS_EV_BRANCH, BTS_EV_ARRIVE, BTS_EV_DEPART };
 /* The general form of a record: a branch has from/to (tsc = 0), a timestamp has tsc
  * (from = to = 0). */
 struct bts_event {
-	enum bts_event_kind kind;
-	uint64_t from, to;
-	uint64_t tsc;
+    enum bts_event_kind kind;
+    uint64_t from, to;
+    uint64_t tsc;
 };
 
 /* Decodes one raw record. A record with the escape in `from` and a qualifier other than
  * arrive/depart is E_INVAL (*out untouched), as are NULL pointers. */
 static inline int bts_decode_record(const struct bts_record *r, struct bts_event *out)
 {
-	struct bts_event ev = { BTS_EV_BRANCH, 0, 0, 0 };
+    struct bts_event ev = {BTS_EV_BRANCH, 0, 0, 0};
 
-	if (!r || !out)
-		return E_INVAL;
-	if (r->from != BTS_ESCAPE) {
-		ev.from = r->from;
-		ev.to = r->to;
-	} else if (r->flags == BTS_Q_ARRIVE || r->flags == BTS_Q_DEPART) {
-		ev.kind = r->flags == BTS_Q_ARRIVE ? BTS_EV_ARRIVE : BTS_EV_DEPART;
-		ev.tsc = r->to;
-	} else {
-		return E_INVAL;
-	}
-	*out = ev;
-	return 0;
+    if (!r || !out)
+        return E_INVAL;
+    if (r->from != BTS_ESCAPE) {
+        ev.from = r->from;
+        ev.to = r->to;
+    } else if (r->flags == BTS_Q_ARRIVE || r->flags == BTS_Q_DEPART) {
+        ev.kind = r->flags == BTS_Q_ARRIVE ? BTS_EV_ARRIVE : BTS_EV_DEPART;
+        ev.tsc = r->to;
+    } else {
+        return E_INVAL;
+    }
+    *out = ev;
+    return 0;
 }
 
 /* The record that says "the task arrived/departed at this TSC". */
 static inline struct bts_record bts_timestamp_record(enum bts_qualifier q, uint64_t tsc)
 {
-	struct bts_record r = { BTS_ESCAPE, tsc, (uint64_t)q };
+    struct bts_record r = {BTS_ESCAPE, tsc, (uint64_t)q};
 
-	return r;
+    return r;
 }
 
 #endif /* BTSX_DS_RECORD_H */

@@ -20,23 +20,23 @@
 
 /* What happens when an append does not fit (the tracer API's overflow policies). */
 enum bts_policy {
-	BTS_POLICY_WRAP,   /* keep the newest: overwrite the oldest (debugging) */
-	BTS_POLICY_STOP,   /* keep the oldest: on full, drop everything until ring_clear() */
-	BTS_POLICY_STREAM, /* lose nothing: store what fits, the caller waits for a drain */
-	BTS_POLICY_COUNT
+    BTS_POLICY_WRAP,   /* keep the newest: overwrite the oldest (debugging) */
+    BTS_POLICY_STOP,   /* keep the oldest: on full, drop everything until ring_clear() */
+    BTS_POLICY_STREAM, /* lose nothing: store what fits, the caller waits for a drain */
+    BTS_POLICY_COUNT
 };
 
 /* Largest capacity whose byte size fits in 64 bits. */
 #define RING_CAP_MAX (UINT64_MAX / BTS_RECORD_SIZE)
 
 struct bts_ring {
-	struct bts_record *rec; /* caller's storage, cap records */
-	uint64_t cap;
-	uint64_t head;          /* index in rec[] of the oldest record */
-	uint64_t count;         /* records held */
-	enum bts_policy policy;
-	uint64_t lost;          /* records dropped (STOP) or overwritten (WRAP); never STREAM */
-	bool overflowed;        /* STOP: a record did not fit; everything since was dropped */
+    struct bts_record *rec; /* caller's storage, cap records */
+    uint64_t cap;
+    uint64_t head;  /* index in rec[] of the oldest record */
+    uint64_t count; /* records held */
+    enum bts_policy policy;
+    uint64_t lost;   /* records dropped (STOP) or overwritten (WRAP); never STREAM */
+    bool overflowed; /* STOP: a record did not fit; everything since was dropped */
 };
 
 /* Sets up an empty ring over storage[0..cap). E_INVAL for a NULL ring or storage or an
@@ -69,7 +69,7 @@ int ring_get(const struct bts_ring *r, uint64_t i, struct bts_record *out);
 /* Copies records first..first+n-1, oldest first, as far as they exist: min(n, count - first)
  * records, 0 if first >= count. Returns the number copied. */
 uint64_t ring_get_range(const struct bts_ring *r, uint64_t first, uint64_t n,
-			struct bts_record *out);
+                        struct bts_record *out);
 
 /* Copies the oldest min(max, count) records to out and removes them; returns the number
  * copied. lost and overflowed are unchanged (see ring_append for STOP). */

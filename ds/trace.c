@@ -11,17 +11,26 @@
 #include "kernel/paging.h"
 #include "kernel/string.h"
 
-#define VALIDATE_BASE   0x100000ULL     /* any canonical, aligned address: layout checks only */
+#define VALIDATE_BASE 0x100000ULL /* any canonical, aligned address: layout checks only */
 
 static struct bts_trace *current;
 static uint64_t quota = BTS_QUOTA_BYTES_DEFAULT;
 
 int bts_call_traced(uint64_t debugctl, void (*fn)(void *), void *arg, void (*wr)(uint64_t));
 
-void bts_set_quota(uint64_t bytes) { quota = bytes; }
-struct bts_trace *bts_current(void) { return current; }
+void bts_set_quota(uint64_t bytes)
+{
+    quota = bytes;
+}
+struct bts_trace *bts_current(void)
+{
+    return current;
+}
 
-static uint64_t pages_for(uint64_t bytes) { return (bytes + PAGE_SIZE - 1) / PAGE_SIZE; }
+static uint64_t pages_for(uint64_t bytes)
+{
+    return (bytes + PAGE_SIZE - 1) / PAGE_SIZE;
+}
 
 static uint64_t debugctl_for(const struct bts_config *c)
 {
@@ -53,7 +62,7 @@ static int validate(const struct bts_config *c, uint64_t *bytes)
     if (c->cpl & ~(BTS_CPL_KERNEL | BTS_CPL_USER))
         return E_INVAL;
     if (c->mode == BTS_MODE_CIRCULAR && (c->ring_records || c->thresh_records))
-        return E_INVAL;     /* a circular buffer is never drained: no ring, no threshold */
+        return E_INVAL; /* a circular buffer is never drained: no ring, no threshold */
     if (c->mode == BTS_MODE_INTERRUPT && c->ring_records == 0)
         return E_RANGE;
     struct ds_area probe;
@@ -87,18 +96,21 @@ int bts_configure(struct bts_trace *t, const struct bts_config *cfg)
     if (err)
         return err;
     if (t == current && t->enabled)
-        return E_BUSY;      /* reconfigure only while not recording */
+        return E_BUSY; /* reconfigure only while not recording */
 
     /* Build the new trace aside; the old one stays intact until this cannot fail. */
-    struct bts_trace n = { .cfg = *cfg, .configured = true, .on_full = t->on_full,
-                           .on_stop = t->on_stop, .cb_arg = t->cb_arg };
+    struct bts_trace n = {.cfg = *cfg,
+                          .configured = true,
+                          .on_full = t->on_full,
+                          .on_stop = t->on_stop,
+                          .cb_arg = t->cb_arg};
     uint64_t buf_bytes = (uint64_t)cfg->hw_records * BTS_RECORD_SIZE;
     n.ds = (struct ds_area *)pages_alloc(1);
     n.buf = (struct bts_record *)pages_alloc(pages_for(buf_bytes));
     struct bts_record *ring = NULL;
     if (cfg->ring_records)
-        ring = (struct bts_record *)pages_alloc(pages_for((uint64_t)cfg->ring_records *
-                                                          BTS_RECORD_SIZE));
+        ring = (struct bts_record *)pages_alloc(
+            pages_for((uint64_t)cfg->ring_records * BTS_RECORD_SIZE));
     n.ring.rec = ring;
     n.ring.cap = cfg->ring_records;
     if (!n.ds || !n.buf || (cfg->ring_records && !ring)) {
@@ -124,7 +136,7 @@ void bts_release(struct bts_trace *t)
     if (t == current)
         bts_detach();
     free_memory(t);
-    *t = (struct bts_trace){ 0 };
+    *t = (struct bts_trace){0};
 }
 
 void bts_set_callbacks(struct bts_trace *t, bts_full_fn full, bts_stop_fn stop, void *arg)
@@ -142,7 +154,10 @@ int bts_attach(struct bts_trace *t)
     return 0;
 }
 
-void bts_detach(void) { ds_switch(current, NULL); }
+void bts_detach(void)
+{
+    ds_switch(current, NULL);
+}
 
 /* A trace that is not loaded only changes state: ds_switch() applies it when its task runs. */
 int bts_enable(struct bts_trace *t)
@@ -150,7 +165,7 @@ int bts_enable(struct bts_trace *t)
     if (!t->configured)
         return E_STATE;
     if (t->stopped)
-        return E_OVERFLOW;  /* the stop policy ended it: clear first */
+        return E_OVERFLOW; /* the stop policy ended it: clear first */
     t->enabled = true;
     if (t == current)
         bts_backend()->write_debugctl(t->debugctl);
@@ -177,7 +192,7 @@ int bts_run(struct bts_trace *t, void (*fn)(void *), void *arg)
     bts_call_traced(t->debugctl, fn, arg, bts_backend()->write_debugctl);
     t->enabled = false;
     if (t->cfg.mode == BTS_MODE_INTERRUPT)
-        bts_drain_hw(t);    /* what is left below the threshold joins the ring */
+        bts_drain_hw(t); /* what is left below the threshold joins the ring */
     return 0;
 }
 
@@ -335,10 +350,15 @@ int bts_status(struct bts_trace *t, struct bts_status *st)
         return E_STATE;
     uint64_t count = bts_count(t);
     *st = (struct bts_status){
-        .cfg = t->cfg, .enabled = t->enabled, .stopped = t->stopped,
-        .overflowed = t->ring.rec ? t->ring.overflowed : false, .count = count,
-        .lost = t->ring.rec ? t->ring.lost : 0, .pmis = t->pmis,
-        .stream_waits = t->stream_waits, .spurious_pmis = bts_spurious_pmis(),
+        .cfg = t->cfg,
+        .enabled = t->enabled,
+        .stopped = t->stopped,
+        .overflowed = t->ring.rec ? t->ring.overflowed : false,
+        .count = count,
+        .lost = t->ring.rec ? t->ring.lost : 0,
+        .pmis = t->pmis,
+        .stream_waits = t->stream_waits,
+        .spurious_pmis = bts_spurious_pmis(),
     };
     return 0;
 }
@@ -360,14 +380,14 @@ void ds_switch(struct bts_trace *prev, struct bts_trace *next)
 {
     const struct bts_backend *b = bts_backend();
     if (!bts_available(NULL)) {
-        current = next;     /* backend=hw without BTS: never touch the MSRs */
+        current = next; /* backend=hw without BTS: never touch the MSRs */
         return;
     }
-    b->write_debugctl(0);                                       /* 1. */
-    timestamp(prev, BTS_Q_DEPART);                              /* 2. */
-    b->write_ds_area((uint64_t)(next ? next->ds : ds_idle_area));  /* 3. */
+    b->write_debugctl(0);                                         /* 1. */
+    timestamp(prev, BTS_Q_DEPART);                                /* 2. */
+    b->write_ds_area((uint64_t)(next ? next->ds : ds_idle_area)); /* 3. */
     current = next;
-    timestamp(next, BTS_Q_ARRIVE);                              /* 4. */
+    timestamp(next, BTS_Q_ARRIVE); /* 4. */
     if (next && next->enabled && !next->stopped)
-        b->write_debugctl(next->debugctl);                      /* 5. */
+        b->write_debugctl(next->debugctl); /* 5. */
 }

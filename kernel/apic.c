@@ -7,24 +7,27 @@
 #include "kernel/pit.h"
 #include "kernel/trap.h"
 
-#define PIC1_DATA           0x21
-#define PIC2_DATA           0xA1
-#define PIC_MASK_ALL        0xFF
-#define X2APIC_MSR(reg)     (MSR_X2APIC_BASE + ((reg) >> 4))
-#define X2APIC_ICR_MSR      0x830
-#define CALIBRATE_MS        10
-#define CALIBRATE_WINDOWS   5       /* median: under an emulator one window can be stretched */
-#define TIMER_DIVIDER       16
-#define US_PER_S            1000000ULL
-#define ICR_SPIN_LIMIT      1000000
+#define PIC1_DATA         0x21
+#define PIC2_DATA         0xA1
+#define PIC_MASK_ALL      0xFF
+#define X2APIC_MSR(reg)   (MSR_X2APIC_BASE + ((reg) >> 4))
+#define X2APIC_ICR_MSR    0x830
+#define CALIBRATE_MS      10
+#define CALIBRATE_WINDOWS 5 /* median: under an emulator one window can be stretched */
+#define TIMER_DIVIDER     16
+#define US_PER_S          1000000ULL
+#define ICR_SPIN_LIMIT    1000000
 
-static volatile uint32_t *xapic;    /* MMIO base in xAPIC mode, NULL in x2APIC mode */
+static volatile uint32_t *xapic; /* MMIO base in xAPIC mode, NULL in x2APIC mode */
 static uint64_t timer_hz_, tsc_hz_;
 static const char *timer_source = "pit";
 static const char *note = "";
 static void (*timer_fn)(struct trap_frame *f);
 
-bool apic_is_x2apic(void) { return xapic == NULL; }
+bool apic_is_x2apic(void)
+{
+    return xapic == NULL;
+}
 
 uint32_t apic_read(uint32_t reg)
 {
@@ -42,10 +45,13 @@ void apic_write(uint32_t reg, uint32_t v)
 uint32_t apic_id(void)
 {
     uint32_t id = apic_read(APIC_ID);
-    return xapic ? id >> 24 : id;   /* xAPIC keeps the ID in bits 31:24 */
+    return xapic ? id >> 24 : id; /* xAPIC keeps the ID in bits 31:24 */
 }
 
-void apic_eoi(void) { apic_write(APIC_EOI, 0); }
+void apic_eoi(void)
+{
+    apic_write(APIC_EOI, 0);
+}
 
 bool apic_in_service(unsigned vector)
 {
@@ -57,7 +63,7 @@ unsigned apic_eoi_all(void)
     unsigned n = 0;
     for (unsigned v = 0; v < NUM_VECTORS && n < NUM_VECTORS; v++)
         if (apic_in_service(v)) {
-            apic_eoi();     /* EOI retires the highest-priority in-service vector */
+            apic_eoi(); /* EOI retires the highest-priority in-service vector */
             n++;
             v = 0;
         }
@@ -103,15 +109,18 @@ static void timer_irq(struct trap_frame *f)
         fn(f);
 }
 
-static void spurious_irq(struct trap_frame *f) { (void)f; /* no EOI for spurious vectors */ }
+static void spurious_irq(struct trap_frame *f)
+{
+    (void)f; /* no EOI for spurious vectors */
+}
 
 /*
  * One window: the LAPIC timer free-runs while the PIT counts `ms`. Both ends are bracketed by
  * TSC reads; if the host (an emulator's thread) was descheduled across either end, the
  * bracket is wide and the window is measured again.
  */
-#define MEASURE_ATTEMPTS    5
-#define MEASURE_SLACK_DIV   200     /* an end's bracket may cost 0.5 % of the window */
+#define MEASURE_ATTEMPTS  5
+#define MEASURE_SLACK_DIV 200 /* an end's bracket may cost 0.5 % of the window */
 
 uint64_t apic_timer_measure_hz(unsigned ms, uint64_t *tsc)
 {
@@ -182,7 +191,7 @@ static void timer_calibrate(void)
 
 void apic_init(enum apic_mode mode)
 {
-    outb(PIC1_DATA, PIC_MASK_ALL);  /* the legacy PIC stays silent: LAPIC only */
+    outb(PIC1_DATA, PIC_MASK_ALL); /* the legacy PIC stays silent: LAPIC only */
     outb(PIC2_DATA, PIC_MASK_ALL);
 
     uint64_t base = rdmsr(MSR_IA32_APIC_BASE);
@@ -210,11 +219,26 @@ void apic_init(enum apic_mode mode)
     timer_calibrate();
 }
 
-uint64_t apic_timer_hz(void) { return timer_hz_; }
-const char *apic_note(void) { return note; }
-const char *apic_timer_source(void) { return timer_source; }
-uint64_t tsc_hz(void) { return tsc_hz_; }
-uint64_t tsc_to_us(uint64_t cycles) { return tsc_hz_ ? cycles * US_PER_S / tsc_hz_ : 0; }
+uint64_t apic_timer_hz(void)
+{
+    return timer_hz_;
+}
+const char *apic_note(void)
+{
+    return note;
+}
+const char *apic_timer_source(void)
+{
+    return timer_source;
+}
+uint64_t tsc_hz(void)
+{
+    return tsc_hz_;
+}
+uint64_t tsc_to_us(uint64_t cycles)
+{
+    return tsc_hz_ ? cycles * US_PER_S / tsc_hz_ : 0;
+}
 
 void udelay(uint64_t us)
 {
@@ -231,7 +255,7 @@ void apic_timer_oneshot_us(uint64_t us, void (*fn)(struct trap_frame *f))
     if (ticks > 0xFFFFFFFFu)
         ticks = 0xFFFFFFFFu;
     timer_fn = fn;
-    apic_write(APIC_LVT_TIMER, VEC_TIMER);  /* one-shot, unmasked */
+    apic_write(APIC_LVT_TIMER, VEC_TIMER); /* one-shot, unmasked */
     apic_write(APIC_TIMER_INIT, (uint32_t)ticks);
 }
 

@@ -17,7 +17,7 @@
 #define APIC_TPR        0x080
 #define APIC_EOI        0x0B0
 #define APIC_SVR        0x0F0
-#define APIC_ISR0       0x100   /* eight 32-bit words, 0x10 apart */
+#define APIC_ISR0       0x100 /* eight 32-bit words, 0x10 apart */
 #define APIC_ESR        0x280
 #define APIC_ICR_LO     0x300
 #define APIC_ICR_HI     0x310
@@ -29,19 +29,19 @@
 #define APIC_TIMER_INIT 0x380
 #define APIC_TIMER_CUR  0x390
 #define APIC_TIMER_DIV  0x3E0
-#define APIC_SELF_IPI   0x3F0   /* x2APIC only */
+#define APIC_SELF_IPI   0x3F0 /* x2APIC only */
 
-#define APIC_SVR_ENABLE     (1u << 8)
-#define APIC_LVT_MASKED     (1u << 16)
-#define APIC_LVT_DM_FIXED   (0u << 8)
-#define APIC_LVT_DM_NMI     (4u << 8)
-#define APIC_LVT_DM_MASK    (7u << 8)
-#define APIC_LVT_VECTOR     0xFFu
-#define APIC_ICR_DM_NMI     (4u << 8)
-#define APIC_ICR_PENDING    (1u << 12)
-#define APIC_ICR_ASSERT     (1u << 14)
-#define APIC_ICR_SELF       (1u << 18)   /* destination shorthand: self (fixed only) */
-#define APIC_TIMER_DIV_16   0x3
+#define APIC_SVR_ENABLE   (1u << 8)
+#define APIC_LVT_MASKED   (1u << 16)
+#define APIC_LVT_DM_FIXED (0u << 8)
+#define APIC_LVT_DM_NMI   (4u << 8)
+#define APIC_LVT_DM_MASK  (7u << 8)
+#define APIC_LVT_VECTOR   0xFFu
+#define APIC_ICR_DM_NMI   (4u << 8)
+#define APIC_ICR_PENDING  (1u << 12)
+#define APIC_ICR_ASSERT   (1u << 14)
+#define APIC_ICR_SELF     (1u << 18) /* destination shorthand: self (fixed only) */
+#define APIC_TIMER_DIV_16 0x3
 
 void apic_init(enum apic_mode mode);
 bool apic_is_x2apic(void);
@@ -60,7 +60,7 @@ void apic_self_nmi(void);
 
 /* LAPIC timer: calibrated at init; one-shot with a handler. */
 uint64_t apic_timer_hz(void);
-const char *apic_timer_source(void);    /* "pit" or "cpuid-0x15" */
+const char *apic_timer_source(void); /* "pit" or "cpuid-0x15" */
 struct trap_frame;
 /* Arms the one-shot timer; fn runs in the timer interrupt with the interrupted frame.
  * kernel/timer.h multiplexes it: use that, not this. */

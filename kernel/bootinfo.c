@@ -7,15 +7,15 @@
 struct boot_info boot_info;
 
 /* Multiboot1 information (Multiboot Specification 0.6.96, section 3.3). */
-#define MB1_INFO_CMDLINE    (1u << 2)
-#define MB1_INFO_MMAP       (1u << 6)
+#define MB1_INFO_CMDLINE (1u << 2)
+#define MB1_INFO_MMAP    (1u << 6)
 struct mb1_info {
     uint32_t flags, mem_lower, mem_upper, boot_device, cmdline, mods_count, mods_addr;
     uint32_t syms[4];
     uint32_t mmap_length, mmap_addr;
 } __attribute__((packed));
 struct mb1_mmap_entry {
-    uint32_t size;      /* of the rest of the entry */
+    uint32_t size; /* of the rest of the entry */
     uint64_t base, len;
     uint32_t type;
 } __attribute__((packed));
@@ -31,10 +31,21 @@ struct mb1_mmap_entry {
 #define MB2_TAG_ALIGN       8
 #define MB2_FB_TYPE_RGB     1
 #define MB2_FB_TYPE_TEXT    2
-struct mb2_tag { uint32_t type, size; };
-struct mb2_mmap { struct mb2_tag tag; uint32_t entry_size, entry_version; };
-struct mb2_mmap_entry { uint64_t base, len; uint32_t type, reserved; };
-struct mb2_module { struct mb2_tag tag; uint32_t start, end; };
+struct mb2_tag {
+    uint32_t type, size;
+};
+struct mb2_mmap {
+    struct mb2_tag tag;
+    uint32_t entry_size, entry_version;
+};
+struct mb2_mmap_entry {
+    uint64_t base, len;
+    uint32_t type, reserved;
+};
+struct mb2_module {
+    struct mb2_tag tag;
+    uint32_t start, end;
+};
 struct mb2_fb {
     struct mb2_tag tag;
     uint64_t addr;
@@ -45,11 +56,11 @@ struct mb2_fb {
 } __attribute__((packed));
 
 #define MMAP_TYPE_AVAILABLE 1
-#define MB2_INFO_MAX_SIZE   (1u << 20)  /* anything larger is not a real information block */
+#define MB2_INFO_MAX_SIZE   (1u << 20) /* anything larger is not a real information block */
 
 const char *boot_path_name(enum boot_path p)
 {
-    static const char *const names[] = { "direct", "bios", "uefi" };
+    static const char *const names[] = {"direct", "bios", "uefi"};
     return names[p];
 }
 
@@ -61,7 +72,7 @@ static void add_range(struct mem_range *arr, unsigned *n, uint64_t base, uint64_
         boot_info.dropped++;
         return;
     }
-    arr[(*n)++] = (struct mem_range){ base, len };
+    arr[(*n)++] = (struct mem_range){base, len};
 }
 
 static void add_mmap_entry(uint64_t base, uint64_t len, uint32_t type)
@@ -113,7 +124,10 @@ static int parse_mb1(const struct mb1_info *mi, const char **why)
 static void parse_mb2_fb(const struct mb2_fb *t)
 {
     boot_info.fb = (struct fb_info){
-        .base = t->addr, .pitch = t->pitch, .width = t->width, .height = t->height,
+        .base = t->addr,
+        .pitch = t->pitch,
+        .width = t->width,
+        .height = t->height,
         .bpp = t->bpp,
     };
     if (t->type == MB2_FB_TYPE_TEXT) {
@@ -163,7 +177,8 @@ static int parse_mb2(uint64_t info, const char **why)
                 *why = "multiboot2 memory map entries too small";
                 return E_INVAL;
             }
-            for (uint64_t e = p + sizeof(*m); e + m->entry_size <= p + t->size; e += m->entry_size) {
+            for (uint64_t e = p + sizeof(*m); e + m->entry_size <= p + t->size;
+                 e += m->entry_size) {
                 const struct mb2_mmap_entry *me = (const void *)e;
                 add_mmap_entry(me->base, me->len, me->type);
             }
@@ -197,7 +212,7 @@ int bootinfo_parse(uint32_t magic, uint64_t info, const char **why)
         /* qemu -kernel leaves VGA text mode on; there is no framebuffer tag to say so. */
         if (!err) {
             boot_info.screen = SCREEN_KIND_TEXT;
-            boot_info.fb = (struct fb_info){ .base = 0xB8000, .width = 80, .height = 25 };
+            boot_info.fb = (struct fb_info){.base = 0xB8000, .width = 80, .height = 25};
         }
     } else if (magic == MB2_BOOTLOADER_MAGIC) {
         err = parse_mb2(info, why);

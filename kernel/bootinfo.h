@@ -13,8 +13,8 @@
 
 enum boot_path { BOOT_DIRECT, BOOT_BIOS, BOOT_UEFI };
 
-#define BOOTINFO_MAX_RANGES     64
-#define BOOTINFO_CMDLINE_MAX    1024
+#define BOOTINFO_MAX_RANGES  64
+#define BOOTINFO_CMDLINE_MAX 1024
 
 enum screen_kind { SCREEN_KIND_NONE, SCREEN_KIND_TEXT, SCREEN_KIND_RGB };
 
@@ -23,13 +23,13 @@ struct boot_info {
     char cmdline[BOOTINFO_CMDLINE_MAX];
     struct mem_range usable[BOOTINFO_MAX_RANGES];
     unsigned nusable;
-    struct mem_range reserved[BOOTINFO_MAX_RANGES];   /* firmware-reserved RAM, ACPI... */
+    struct mem_range reserved[BOOTINFO_MAX_RANGES]; /* firmware-reserved RAM, ACPI... */
     unsigned nreserved;
-    struct mem_range loader[BOOTINFO_MAX_RANGES];     /* info block, modules, strings */
+    struct mem_range loader[BOOTINFO_MAX_RANGES]; /* info block, modules, strings */
     unsigned nloader;
-    unsigned dropped;                                  /* map entries beyond our arrays */
+    unsigned dropped; /* map entries beyond our arrays */
     enum screen_kind screen;
-    struct fb_info fb;                                 /* text: base/width/height in chars */
+    struct fb_info fb; /* text: base/width/height in chars */
 };
 
 extern struct boot_info boot_info;

@@ -30,8 +30,8 @@ enum apic_mode { APIC_MODE_AUTO, APIC_MODE_XAPIC, APIC_MODE_X2APIC };
 enum console_choice { CONSOLE_ALL, CONSOLE_SERIAL };
 
 #define CMDLINE_MAX_GLOBS 16
-#define CMDLINE_GLOB_LEN 64 /* including the NUL: a glob has at most 63 characters */
-#define CMDLINE_MAX_LEN 1024 /* longest accepted command line, excluding the NUL */
+#define CMDLINE_GLOB_LEN  64   /* including the NUL: a glob has at most 63 characters */
+#define CMDLINE_MAX_LEN   1024 /* longest accepted command line, excluding the NUL */
 
 /* Error codes of cmdline_parse(), each a distinct entry of the project's error table. */
 #define CMDLINE_EUNKNOWN E_NOENT   /* unknown option, or an empty option name */
@@ -40,17 +40,17 @@ enum console_choice { CONSOLE_ALL, CONSOLE_SERIAL };
 #define CMDLINE_ETOOLONG E_TOOLONG /* line, glob or glob count over its limit */
 
 struct btsx_options {
-	char globs[CMDLINE_MAX_GLOBS][CMDLINE_GLOB_LEN];
-	unsigned nglobs;
-	enum backend_choice backend;
-	uint64_t seed;
-	bool seed_set;
-	bool verbose;
-	enum exit_method exit;
-	bool selftest;
-	enum pmi_delivery pmi;
-	enum apic_mode apic;
-	enum console_choice console;
+    char globs[CMDLINE_MAX_GLOBS][CMDLINE_GLOB_LEN];
+    unsigned nglobs;
+    enum backend_choice backend;
+    uint64_t seed;
+    bool seed_set;
+    bool verbose;
+    enum exit_method exit;
+    bool selftest;
+    enum pmi_delivery pmi;
+    enum apic_mode apic;
+    enum console_choice console;
 };
 
 /* No globs (every test), auto backend/exit/APIC, fixed PMI, seed unset, flags off. */

@@ -10,7 +10,10 @@
 enum screen { SCREEN_NONE, SCREEN_VGA, SCREEN_FB };
 static enum screen screen;
 
-void console_init(void) { serial_init(); }
+void console_init(void)
+{
+    serial_init();
+}
 
 void console_attach_vga(uintptr_t base, unsigned cols, unsigned rows)
 {
@@ -21,8 +24,8 @@ void console_attach_vga(uintptr_t base, unsigned cols, unsigned rows)
 int console_attach_fb(const struct fb_info *fb)
 {
     extern const uint8_t btsx_font_psf_start[], btsx_font_psf_end[];
-    int err = fbcon_init(fb, btsx_font_psf_start,
-                         (size_t)(btsx_font_psf_end - btsx_font_psf_start));
+    int err =
+        fbcon_init(fb, btsx_font_psf_start, (size_t)(btsx_font_psf_end - btsx_font_psf_start));
     if (err == 0)
         screen = SCREEN_FB;
     return err;
@@ -30,7 +33,7 @@ int console_attach_fb(const struct fb_info *fb)
 
 const char *console_screen_name(void)
 {
-    static const char *const names[] = { "none", "vga", "framebuffer" };
+    static const char *const names[] = {"none", "vga", "framebuffer"};
     return names[screen];
 }
 
@@ -65,7 +68,10 @@ static void put_plain(char c, void *ctx)
     con_putc(c);
 }
 
-int kvprintf(const char *fmt, va_list ap) { return fmt_vformat(put_plain, NULL, fmt, ap); }
+int kvprintf(const char *fmt, va_list ap)
+{
+    return fmt_vformat(put_plain, NULL, fmt, ap);
+}
 
 int kprintf(const char *fmt, ...)
 {

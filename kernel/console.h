@@ -9,10 +9,10 @@
 
 struct fb_info;
 
-void console_init(void);                    /* serial; the screen comes with the boot info */
+void console_init(void); /* serial; the screen comes with the boot info */
 void console_attach_vga(uintptr_t base, unsigned cols, unsigned rows);
 int console_attach_fb(const struct fb_info *fb);
-const char *console_screen_name(void);      /* "vga", "framebuffer" or "none" */
+const char *console_screen_name(void); /* "vga", "framebuffer" or "none" */
 
 void kputs(const char *s);
 int kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

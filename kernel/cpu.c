@@ -17,7 +17,7 @@ void cpu_init(void)
 {
     struct cpuid_regs r = cpuid(0);
     cpu_caps.max_leaf = r.eax;
-    uint32_t vendor[3] = { r.ebx, r.edx, r.ecx };
+    uint32_t vendor[3] = {r.ebx, r.edx, r.ecx};
     copy_regs_text(cpu_caps.vendor, vendor, 3);
 
     r = cpuid(CPUID_LEAF_FEATURES);
@@ -55,7 +55,7 @@ void cpu_init(void)
 
     if (cpu_is_virtual()) {
         r = cpuid(CPUID_LEAF_HYPERVISOR);
-        uint32_t sig[3] = { r.ebx, r.ecx, r.edx };
+        uint32_t sig[3] = {r.ebx, r.ecx, r.edx};
         copy_regs_text(cpu_caps.hypervisor, sig, 3);
     }
 }
@@ -82,8 +82,7 @@ int rdmsr_safe(uint32_t msr, uint64_t *val)
     __asm__ volatile("1: rdmsr\n2:\n\t"
                      ".pushsection .fixup, \"ax\"\n"
                      "3: movl %[efault], %[err]\n\tjmp 2b\n\t"
-                     ".popsection\n\t"
-                     EXTABLE_ENTRY(1b, 3b)
+                     ".popsection\n\t" EXTABLE_ENTRY(1b, 3b)
                      : "=a"(lo), "=d"(hi), [err] "+r"(err)
                      : "c"(msr), [efault] "i"(E_FAULT));
     *val = ((uint64_t)hi << 32) | lo;
@@ -96,11 +95,10 @@ int wrmsr_safe(uint32_t msr, uint64_t val)
     __asm__ volatile("1: wrmsr\n2:\n\t"
                      ".pushsection .fixup, \"ax\"\n"
                      "3: movl %[efault], %[err]\n\tjmp 2b\n\t"
-                     ".popsection\n\t"
-                     EXTABLE_ENTRY(1b, 3b)
+                     ".popsection\n\t" EXTABLE_ENTRY(1b, 3b)
                      : [err] "+r"(err)
-                     : "c"(msr), "a"((uint32_t)val), "d"((uint32_t)(val >> 32)),
-                       [efault] "i"(E_FAULT)
+                     : "c"(msr), "a"((uint32_t)val),
+                       "d"((uint32_t)(val >> 32)), [efault] "i"(E_FAULT)
                      : "memory");
     return err;
 }

@@ -7,16 +7,22 @@
 
 #include "kernel/msr-index.h"
 
-struct cpuid_regs { uint32_t eax, ebx, ecx, edx; };
+struct cpuid_regs {
+    uint32_t eax, ebx, ecx, edx;
+};
 
 static inline struct cpuid_regs cpuid_count(uint32_t leaf, uint32_t sub)
 {
     struct cpuid_regs r;
-    __asm__ volatile("cpuid" : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx)
+    __asm__ volatile("cpuid"
+                     : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx)
                      : "a"(leaf), "c"(sub));
     return r;
 }
-static inline struct cpuid_regs cpuid(uint32_t leaf) { return cpuid_count(leaf, 0); }
+static inline struct cpuid_regs cpuid(uint32_t leaf)
+{
+    return cpuid_count(leaf, 0);
+}
 
 static inline uint64_t rdmsr(uint32_t msr)
 {
@@ -47,16 +53,16 @@ static inline uint64_t rdtsc_ordered(void)
     return rdtsc();
 }
 
-#define DEFINE_CR_ACCESS(n)                                                          \
-    static inline uint64_t read_cr##n(void)                                          \
-    {                                                                                \
-        uint64_t v;                                                                  \
-        __asm__ volatile("mov %%cr" #n ", %0" : "=r"(v));                            \
-        return v;                                                                    \
-    }                                                                                \
-    static inline void write_cr##n(uint64_t v)                                       \
-    {                                                                                \
-        __asm__ volatile("mov %0, %%cr" #n : : "r"(v) : "memory");                   \
+#define DEFINE_CR_ACCESS(n)                                                                        \
+    static inline uint64_t read_cr##n(void)                                                        \
+    {                                                                                              \
+        uint64_t v;                                                                                \
+        __asm__ volatile("mov %%cr" #n ", %0" : "=r"(v));                                          \
+        return v;                                                                                  \
+    }                                                                                              \
+    static inline void write_cr##n(uint64_t v)                                                     \
+    {                                                                                              \
+        __asm__ volatile("mov %0, %%cr" #n : : "r"(v) : "memory");                                 \
     }
 DEFINE_CR_ACCESS(0)
 DEFINE_CR_ACCESS(2)
@@ -70,7 +76,10 @@ static inline uint64_t read_dr6(void)
     __asm__ volatile("mov %%dr6, %0" : "=r"(v));
     return v;
 }
-static inline void write_dr6(uint64_t v) { __asm__ volatile("mov %0, %%dr6" : : "r"(v)); }
+static inline void write_dr6(uint64_t v)
+{
+    __asm__ volatile("mov %0, %%dr6" : : "r"(v));
+}
 
 static inline uint64_t read_rflags(void)
 {
@@ -78,12 +87,30 @@ static inline uint64_t read_rflags(void)
     __asm__ volatile("pushfq; pop %0" : "=r"(v));
     return v;
 }
-static inline void irq_enable(void) { __asm__ volatile("sti" ::: "memory"); }
-static inline void irq_disable(void) { __asm__ volatile("cli" ::: "memory"); }
-static inline bool irq_enabled(void) { return read_rflags() & RFLAGS_IF; }
-static inline void cpu_relax(void) { __asm__ volatile("pause" ::: "memory"); }
-static inline void cpu_halt(void) { __asm__ volatile("hlt" ::: "memory"); }
-static inline void invlpg(uintptr_t va) { __asm__ volatile("invlpg (%0)" : : "r"(va) : "memory"); }
+static inline void irq_enable(void)
+{
+    __asm__ volatile("sti" ::: "memory");
+}
+static inline void irq_disable(void)
+{
+    __asm__ volatile("cli" ::: "memory");
+}
+static inline bool irq_enabled(void)
+{
+    return read_rflags() & RFLAGS_IF;
+}
+static inline void cpu_relax(void)
+{
+    __asm__ volatile("pause" ::: "memory");
+}
+static inline void cpu_halt(void)
+{
+    __asm__ volatile("hlt" ::: "memory");
+}
+static inline void invlpg(uintptr_t va)
+{
+    __asm__ volatile("invlpg (%0)" : : "r"(va) : "memory");
+}
 /* SMAP: open and close the window in which the kernel may touch user pages. */
 void user_access_begin(void);
 void user_access_end(void);
@@ -95,21 +122,45 @@ struct cpu_caps {
     uint32_t leaf1_ecx, leaf1_edx, leaf7_ebx, ext_edx;
     char vendor[13];
     char brand[49];
-    char hypervisor[13];                /* empty on bare metal */
+    char hypervisor[13]; /* empty on bare metal */
 };
 extern struct cpu_caps cpu_caps;
 
 void cpu_init(void);
 /* Turn on NX (EFER.NXE), SMEP, SMAP and CR0.WP where the CPU has them. */
 void cpu_enable_protections(void);
-static inline bool cpu_has_ds(void) { return cpu_caps.leaf1_edx & CPUID_1_EDX_DS; }
-static inline bool cpu_has_dtes64(void) { return cpu_caps.leaf1_ecx & CPUID_1_ECX_DTES64; }
-static inline bool cpu_has_ds_cpl(void) { return cpu_caps.leaf1_ecx & CPUID_1_ECX_DS_CPL; }
-static inline bool cpu_has_x2apic(void) { return cpu_caps.leaf1_ecx & CPUID_1_ECX_X2APIC; }
-static inline bool cpu_has_nx(void) { return cpu_caps.ext_edx & CPUID_EXT_EDX_NX; }
-static inline bool cpu_has_smep(void) { return cpu_caps.leaf7_ebx & CPUID_7_EBX_SMEP; }
-static inline bool cpu_has_smap(void) { return cpu_caps.leaf7_ebx & CPUID_7_EBX_SMAP; }
-static inline bool cpu_is_virtual(void) { return cpu_caps.leaf1_ecx & CPUID_1_ECX_HYPERVISOR; }
+static inline bool cpu_has_ds(void)
+{
+    return cpu_caps.leaf1_edx & CPUID_1_EDX_DS;
+}
+static inline bool cpu_has_dtes64(void)
+{
+    return cpu_caps.leaf1_ecx & CPUID_1_ECX_DTES64;
+}
+static inline bool cpu_has_ds_cpl(void)
+{
+    return cpu_caps.leaf1_ecx & CPUID_1_ECX_DS_CPL;
+}
+static inline bool cpu_has_x2apic(void)
+{
+    return cpu_caps.leaf1_ecx & CPUID_1_ECX_X2APIC;
+}
+static inline bool cpu_has_nx(void)
+{
+    return cpu_caps.ext_edx & CPUID_EXT_EDX_NX;
+}
+static inline bool cpu_has_smep(void)
+{
+    return cpu_caps.leaf7_ebx & CPUID_7_EBX_SMEP;
+}
+static inline bool cpu_has_smap(void)
+{
+    return cpu_caps.leaf7_ebx & CPUID_7_EBX_SMAP;
+}
+static inline bool cpu_is_virtual(void)
+{
+    return cpu_caps.leaf1_ecx & CPUID_1_ECX_HYPERVISOR;
+}
 bool cpu_is_qemu(void);
 bool cpu_is_bochs(void);
 

@@ -8,26 +8,26 @@
 #define BTSX_KERNEL_ERRNO_H
 
 /*     name         value  message */
-#define BTSX_ERRORS(X)                                                     \
-	X(E_INVAL,     -1,   "invalid argument")                            \
-	X(E_NOMEM,     -2,   "out of memory")                               \
-	X(E_RANGE,     -3,   "value out of range")                          \
-	X(E_BUSY,      -4,   "resource busy")                               \
-	X(E_NOTSUP,    -5,   "not supported")                               \
-	X(E_QUOTA,     -6,   "quota exceeded")                              \
-	X(E_ALIGN,     -7,   "misaligned address or size")                  \
-	X(E_STATE,     -8,   "invalid in the current state")                \
-	X(E_FAULT,     -9,   "bad address")                                 \
-	X(E_NOENT,     -10,  "no such entry")                               \
-	X(E_AGAIN,     -11,  "try again")                                   \
-	X(E_OVERFLOW,  -12,  "arithmetic overflow")                         \
-	X(E_EXIST,     -13,  "already exists")                              \
-	X(E_TOOLONG,   -14,  "too long or too many")
+#define BTSX_ERRORS(X)                                                                             \
+    X(E_INVAL, -1, "invalid argument")                                                             \
+    X(E_NOMEM, -2, "out of memory")                                                                \
+    X(E_RANGE, -3, "value out of range")                                                           \
+    X(E_BUSY, -4, "resource busy")                                                                 \
+    X(E_NOTSUP, -5, "not supported")                                                               \
+    X(E_QUOTA, -6, "quota exceeded")                                                               \
+    X(E_ALIGN, -7, "misaligned address or size")                                                   \
+    X(E_STATE, -8, "invalid in the current state")                                                 \
+    X(E_FAULT, -9, "bad address")                                                                  \
+    X(E_NOENT, -10, "no such entry")                                                               \
+    X(E_AGAIN, -11, "try again")                                                                   \
+    X(E_OVERFLOW, -12, "arithmetic overflow")                                                      \
+    X(E_EXIST, -13, "already exists")                                                              \
+    X(E_TOOLONG, -14, "too long or too many")
 
 enum btsx_err {
-	E_OK = 0,
+    E_OK = 0,
 #define BTSX_ERR_ENUM(name, value, msg) name = (value),
-	BTSX_ERRORS(BTSX_ERR_ENUM)
+    BTSX_ERRORS(BTSX_ERR_ENUM)
 #undef BTSX_ERR_ENUM
 };
 

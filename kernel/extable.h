@@ -9,12 +9,12 @@
 #include <stdint.h>
 
 struct extable_entry {
-    uint64_t insn;      /* address of the instruction that may fault */
-    uint64_t fixup;     /* where to resume */
+    uint64_t insn;  /* address of the instruction that may fault */
+    uint64_t fixup; /* where to resume */
 };
 
 /* Inline-asm fragment: "if the instruction at label `from` faults, continue at `to`". */
-#define EXTABLE_ENTRY(from, to)                                                      \
+#define EXTABLE_ENTRY(from, to)                                                                    \
     ".pushsection __ex_table, \"a\"\n\t.balign 8\n\t.quad " #from ", " #to "\n\t.popsection\n\t"
 
 /* Returns the fixup address for a faulting RIP, or 0. */

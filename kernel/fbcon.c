@@ -11,87 +11,87 @@
 
 /* PSF1: 4-byte header, then 256 or 512 glyphs 8 pixels wide and charsize rows high, then an
  * optional unicode table of little-endian 16-bit code points. */
-#define PSF1_MAGIC0          0x36
-#define PSF1_MAGIC1          0x04
-#define PSF1_HEADER_SIZE     4
-#define PSF1_OFF_MODE        2
-#define PSF1_OFF_CHARSIZE    3
-#define PSF1_MODE512         0x01	/* 512 glyphs instead of 256 */
-#define PSF1_MODEHASTAB      0x02	/* a unicode table follows the glyphs */
-#define PSF1_MODEHASSEQ      0x04	/* ... and it may contain sequences */
-#define PSF1_GLYPHS          256
-#define PSF1_GLYPHS_512      512
-#define PSF1_WIDTH           8
-#define PSF1_SEPARATOR       0xFFFF	/* ends one glyph's entry */
-#define PSF1_STARTSEQ        0xFFFE	/* the rest of the entry is combining sequences */
+#define PSF1_MAGIC0       0x36
+#define PSF1_MAGIC1       0x04
+#define PSF1_HEADER_SIZE  4
+#define PSF1_OFF_MODE     2
+#define PSF1_OFF_CHARSIZE 3
+#define PSF1_MODE512      0x01 /* 512 glyphs instead of 256 */
+#define PSF1_MODEHASTAB   0x02 /* a unicode table follows the glyphs */
+#define PSF1_MODEHASSEQ   0x04 /* ... and it may contain sequences */
+#define PSF1_GLYPHS       256
+#define PSF1_GLYPHS_512   512
+#define PSF1_WIDTH        8
+#define PSF1_SEPARATOR    0xFFFF /* ends one glyph's entry */
+#define PSF1_STARTSEQ     0xFFFE /* the rest of the entry is combining sequences */
 
 /* PSF2: a header of little-endian 32-bit fields (headersize may exceed PSF2_HEADER_SIZE),
  * then length glyphs of charsize bytes, then an optional UTF-8 unicode table. */
-#define PSF2_MAGIC           0x864AB572u
-#define PSF2_MAXVERSION      0
-#define PSF2_HEADER_SIZE     32
-#define PSF2_OFF_VERSION     4
-#define PSF2_OFF_HEADERSIZE  8
-#define PSF2_OFF_FLAGS       12
-#define PSF2_OFF_LENGTH      16
-#define PSF2_OFF_CHARSIZE    20
-#define PSF2_OFF_HEIGHT      24
-#define PSF2_OFF_WIDTH       28
+#define PSF2_MAGIC             0x864AB572u
+#define PSF2_MAXVERSION        0
+#define PSF2_HEADER_SIZE       32
+#define PSF2_OFF_VERSION       4
+#define PSF2_OFF_HEADERSIZE    8
+#define PSF2_OFF_FLAGS         12
+#define PSF2_OFF_LENGTH        16
+#define PSF2_OFF_CHARSIZE      20
+#define PSF2_OFF_HEIGHT        24
+#define PSF2_OFF_WIDTH         28
 #define PSF2_HAS_UNICODE_TABLE 0x01
-#define PSF2_SEPARATOR       0xFF	/* never valid UTF-8, so unambiguous */
-#define PSF2_STARTSEQ        0xFE
+#define PSF2_SEPARATOR         0xFF /* never valid UTF-8, so unambiguous */
+#define PSF2_STARTSEQ          0xFE
 
 /* UTF-8 two-byte sequences: 110xxxxx 10xxxxxx. Leads 0xC0/0xC1 would be overlong. */
-#define UTF8_LEAD2_MIN       0xC2
-#define UTF8_LEAD2_MAX       0xDF
-#define UTF8_LEAD2_BITS      0x1F
-#define UTF8_CONT_MASK       0xC0
-#define UTF8_CONT            0x80
-#define UTF8_CONT_BITS       0x3F
-#define UTF8_CONT_SHIFT      6
+#define UTF8_LEAD2_MIN  0xC2
+#define UTF8_LEAD2_MAX  0xDF
+#define UTF8_LEAD2_BITS 0x1F
+#define UTF8_CONT_MASK  0xC0
+#define UTF8_CONT       0x80
+#define UTF8_CONT_BITS  0x3F
+#define UTF8_CONT_SHIFT 6
 
 /* A byte is a Latin-1 code point, so the byte -> glyph map has 256 entries. */
-#define GLYPH_MAP_SIZE       256
-#define GLYPH_NONE           UINT32_MAX
-#define FALLBACK_CHAR        '?'
+#define GLYPH_MAP_SIZE 256
+#define GLYPH_NONE     UINT32_MAX
+#define FALLBACK_CHAR  '?'
 
-#define RGB_MAX              255
+#define RGB_MAX 255
 
 /* A shadow cell is the VGA cell layout: character in bits 0-7, fg in 8-11, bg in 12-15. */
-#define CELL(ch, attr)       ((uint16_t)((uint16_t)(attr) << 8 | (uint8_t)(ch)))
-#define CELL_CHAR(cell)      ((cell) & 0xFF)
-#define CELL_FG(cell)        (((cell) >> 8) & CON_COLOR_MASK)
-#define CELL_BG(cell)        (((cell) >> 12) & CON_COLOR_MASK)
-#define ATTR(fg, bg)         ((uint8_t)(((bg) & CON_COLOR_MASK) << 4 | ((fg) & CON_COLOR_MASK)))
+#define CELL(ch, attr)  ((uint16_t)((uint16_t)(attr) << 8 | (uint8_t)(ch)))
+#define CELL_CHAR(cell) ((cell)&0xFF)
+#define CELL_FG(cell)   (((cell) >> 8) & CON_COLOR_MASK)
+#define CELL_BG(cell)   (((cell) >> 12) & CON_COLOR_MASK)
+#define ATTR(fg, bg)    ((uint8_t)(((bg)&CON_COLOR_MASK) << 4 | ((fg)&CON_COLOR_MASK)))
 
 struct psf_font {
-	const uint8_t *glyphs;
-	uint32_t count;			/* glyphs */
-	uint32_t width, height;		/* pixels */
-	uint32_t row_bytes, glyph_bytes;
-	const uint8_t *table, *table_end;	/* unicode table; table is NULL if there is none */
-	bool table_utf8;		/* PSF2 (UTF-8) rather than PSF1 (16-bit) entries */
+    const uint8_t *glyphs;
+    uint32_t count;         /* glyphs */
+    uint32_t width, height; /* pixels */
+    uint32_t row_bytes, glyph_bytes;
+    const uint8_t *table, *table_end; /* unicode table; table is NULL if there is none */
+    bool table_utf8;                  /* PSF2 (UTF-8) rather than PSF1 (16-bit) entries */
 };
 
 /* The canonical VGA palette, in con_color order. */
 static const uint8_t con_rgb[CON_COLOR_COUNT][3] = {
-	{ 0x00, 0x00, 0x00 }, { 0x00, 0x00, 0xAA }, { 0x00, 0xAA, 0x00 }, { 0x00, 0xAA, 0xAA },
-	{ 0xAA, 0x00, 0x00 }, { 0xAA, 0x00, 0xAA }, { 0xAA, 0x55, 0x00 }, { 0xAA, 0xAA, 0xAA },
-	{ 0x55, 0x55, 0x55 }, { 0x55, 0x55, 0xFF }, { 0x55, 0xFF, 0x55 }, { 0x55, 0xFF, 0xFF },
-	{ 0xFF, 0x55, 0x55 }, { 0xFF, 0x55, 0xFF }, { 0xFF, 0xFF, 0x55 }, { 0xFF, 0xFF, 0xFF },
+    {0x00, 0x00, 0x00}, {0x00, 0x00, 0xAA}, {0x00, 0xAA, 0x00}, {0x00, 0xAA, 0xAA},
+    {0xAA, 0x00, 0x00}, {0xAA, 0x00, 0xAA}, {0xAA, 0x55, 0x00}, {0xAA, 0xAA, 0xAA},
+    {0x55, 0x55, 0x55}, {0x55, 0x55, 0xFF}, {0x55, 0xFF, 0x55}, {0x55, 0xFF, 0xFF},
+    {0xFF, 0x55, 0x55}, {0xFF, 0x55, 0xFF}, {0xFF, 0xFF, 0x55}, {0xFF, 0xFF, 0xFF},
 };
 
 static struct {
-	bool ready;
-	uint8_t *base;
-	uint32_t pitch, width, height;
-	unsigned bytespp;
-	struct psf_font font;
-	uint32_t glyph_of[GLYPH_MAP_SIZE];
-	uint32_t pixel[CON_COLOR_COUNT];	/* each colour packed in the framebuffer's format */
-	unsigned cols, rows;
-	unsigned col, row;		/* col == cols means "wrap before the next character" */
-	uint8_t attr;
+    bool ready;
+    uint8_t *base;
+    uint32_t pitch, width, height;
+    unsigned bytespp;
+    struct psf_font font;
+    uint32_t glyph_of[GLYPH_MAP_SIZE];
+    uint32_t pixel[CON_COLOR_COUNT]; /* each colour packed in the framebuffer's format */
+    unsigned cols, rows;
+    unsigned col, row; /* col == cols means "wrap before the next character" */
+    uint8_t attr;
 } con;
 
 /* What is on screen, cell by cell: the framebuffer is only ever written. */
@@ -101,79 +101,79 @@ static const char *init_detail = "ok";
 
 static int reject(int err, const char *why)
 {
-	init_detail = why;
-	return err;
+    init_detail = why;
+    return err;
 }
 
 static uint32_t le32(const uint8_t *p)
 {
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 static int psf1_parse(const uint8_t *font, size_t len, struct psf_font *f)
 {
-	uint8_t mode = font[PSF1_OFF_MODE];
-	uint64_t table_at;
+    uint8_t mode = font[PSF1_OFF_MODE];
+    uint64_t table_at;
 
-	f->count = mode & PSF1_MODE512 ? PSF1_GLYPHS_512 : PSF1_GLYPHS;
-	f->width = PSF1_WIDTH;
-	f->height = font[PSF1_OFF_CHARSIZE];
-	f->row_bytes = 1;
-	f->glyph_bytes = f->height;
-	if (!f->height)
-		return reject(E_INVAL, "font: zero-height glyphs");
-	table_at = PSF1_HEADER_SIZE + (uint64_t)f->count * f->glyph_bytes;
-	if (table_at > len)
-		return reject(E_INVAL, "font: truncated glyph data");
-	f->glyphs = font + PSF1_HEADER_SIZE;
-	f->table = mode & (PSF1_MODEHASTAB | PSF1_MODEHASSEQ) ? font + table_at : NULL;
-	f->table_end = font + len;
-	f->table_utf8 = false;
-	return 0;
+    f->count = mode & PSF1_MODE512 ? PSF1_GLYPHS_512 : PSF1_GLYPHS;
+    f->width = PSF1_WIDTH;
+    f->height = font[PSF1_OFF_CHARSIZE];
+    f->row_bytes = 1;
+    f->glyph_bytes = f->height;
+    if (!f->height)
+        return reject(E_INVAL, "font: zero-height glyphs");
+    table_at = PSF1_HEADER_SIZE + (uint64_t)f->count * f->glyph_bytes;
+    if (table_at > len)
+        return reject(E_INVAL, "font: truncated glyph data");
+    f->glyphs = font + PSF1_HEADER_SIZE;
+    f->table = mode & (PSF1_MODEHASTAB | PSF1_MODEHASSEQ) ? font + table_at : NULL;
+    f->table_end = font + len;
+    f->table_utf8 = false;
+    return 0;
 }
 
 static int psf2_parse(const uint8_t *font, size_t len, struct psf_font *f)
 {
-	uint32_t header_size = le32(font + PSF2_OFF_HEADERSIZE);
-	uint64_t table_at;
+    uint32_t header_size = le32(font + PSF2_OFF_HEADERSIZE);
+    uint64_t table_at;
 
-	if (le32(font + PSF2_OFF_VERSION) > PSF2_MAXVERSION)
-		return reject(E_NOTSUP, "font: unknown PSF2 version");
-	if (header_size < PSF2_HEADER_SIZE)
-		return reject(E_INVAL, "font: PSF2 header size too small");
-	if (header_size > len)
-		return reject(E_INVAL, "font: truncated header");
-	f->count = le32(font + PSF2_OFF_LENGTH);
-	f->glyph_bytes = le32(font + PSF2_OFF_CHARSIZE);
-	f->height = le32(font + PSF2_OFF_HEIGHT);
-	f->width = le32(font + PSF2_OFF_WIDTH);
-	if (!f->count)
-		return reject(E_INVAL, "font: no glyphs");
-	if (!f->width || !f->height)
-		return reject(E_INVAL, "font: zero-sized glyphs");
-	f->row_bytes = (uint32_t)(((uint64_t)f->width + 7) / 8);
-	if ((uint64_t)f->row_bytes * f->height != f->glyph_bytes)
-		return reject(E_INVAL, "font: glyph size is not height x row bytes");
-	table_at = header_size + (uint64_t)f->count * f->glyph_bytes;
-	if (table_at > len)
-		return reject(E_INVAL, "font: truncated glyph data");
-	f->glyphs = font + header_size;
-	f->table = le32(font + PSF2_OFF_FLAGS) & PSF2_HAS_UNICODE_TABLE ? font + table_at : NULL;
-	f->table_end = font + len;
-	f->table_utf8 = true;
-	return 0;
+    if (le32(font + PSF2_OFF_VERSION) > PSF2_MAXVERSION)
+        return reject(E_NOTSUP, "font: unknown PSF2 version");
+    if (header_size < PSF2_HEADER_SIZE)
+        return reject(E_INVAL, "font: PSF2 header size too small");
+    if (header_size > len)
+        return reject(E_INVAL, "font: truncated header");
+    f->count = le32(font + PSF2_OFF_LENGTH);
+    f->glyph_bytes = le32(font + PSF2_OFF_CHARSIZE);
+    f->height = le32(font + PSF2_OFF_HEIGHT);
+    f->width = le32(font + PSF2_OFF_WIDTH);
+    if (!f->count)
+        return reject(E_INVAL, "font: no glyphs");
+    if (!f->width || !f->height)
+        return reject(E_INVAL, "font: zero-sized glyphs");
+    f->row_bytes = (uint32_t)(((uint64_t)f->width + 7) / 8);
+    if ((uint64_t)f->row_bytes * f->height != f->glyph_bytes)
+        return reject(E_INVAL, "font: glyph size is not height x row bytes");
+    table_at = header_size + (uint64_t)f->count * f->glyph_bytes;
+    if (table_at > len)
+        return reject(E_INVAL, "font: truncated glyph data");
+    f->glyphs = font + header_size;
+    f->table = le32(font + PSF2_OFF_FLAGS) & PSF2_HAS_UNICODE_TABLE ? font + table_at : NULL;
+    f->table_end = font + len;
+    f->table_utf8 = true;
+    return 0;
 }
 
 static int psf_parse(const uint8_t *font, size_t len, struct psf_font *f)
 {
-	if (font && len >= PSF2_HEADER_SIZE && le32(font) == PSF2_MAGIC)
-		return psf2_parse(font, len, f);
-	if (font && len >= 2 && font[0] == PSF1_MAGIC0 && font[1] == PSF1_MAGIC1) {
-		if (len < PSF1_HEADER_SIZE)
-			return reject(E_INVAL, "font: truncated header");
-		return psf1_parse(font, len, f);
-	}
-	return reject(E_INVAL, "font: not PSF1 or PSF2 (bad magic)");
+    if (font && len >= PSF2_HEADER_SIZE && le32(font) == PSF2_MAGIC)
+        return psf2_parse(font, len, f);
+    if (font && len >= 2 && font[0] == PSF1_MAGIC0 && font[1] == PSF1_MAGIC1) {
+        if (len < PSF1_HEADER_SIZE)
+            return reject(E_INVAL, "font: truncated header");
+        return psf1_parse(font, len, f);
+    }
+    return reject(E_INVAL, "font: not PSF1 or PSF2 (bad magic)");
 }
 
 /* Reads one code point of a PSF2 entry at *p, or returns GLYPH_NONE for a code point above
@@ -181,15 +181,14 @@ static int psf_parse(const uint8_t *font, size_t len, struct psf_font *f)
  * continuation bytes never look like a separator or a one/two-byte character). */
 static uint32_t utf8_next(const uint8_t **p, const uint8_t *end)
 {
-	uint8_t lead = *(*p)++;
+    uint8_t lead = *(*p)++;
 
-	if (lead < UTF8_CONT)
-		return lead;
-	if (lead >= UTF8_LEAD2_MIN && lead <= UTF8_LEAD2_MAX && *p < end &&
-	    (**p & UTF8_CONT_MASK) == UTF8_CONT)
-		return (uint32_t)(lead & UTF8_LEAD2_BITS) << UTF8_CONT_SHIFT |
-		       (*(*p)++ & UTF8_CONT_BITS);
-	return GLYPH_NONE;
+    if (lead < UTF8_CONT)
+        return lead;
+    if (lead >= UTF8_LEAD2_MIN && lead <= UTF8_LEAD2_MAX && *p < end &&
+        (**p & UTF8_CONT_MASK) == UTF8_CONT)
+        return (uint32_t)(lead & UTF8_LEAD2_BITS) << UTF8_CONT_SHIFT | (*(*p)++ & UTF8_CONT_BITS);
+    return GLYPH_NONE;
 }
 
 /* Walks the unicode table: one entry per glyph, each a list of code points, optionally
@@ -198,276 +197,276 @@ static uint32_t utf8_next(const uint8_t **p, const uint8_t *end)
  * terminated inside the font. */
 static int psf_table_walk(const struct psf_font *f, uint32_t *map)
 {
-	const uint8_t *p = f->table, *end = f->table_end;
+    const uint8_t *p = f->table, *end = f->table_end;
 
-	for (uint32_t glyph = 0; glyph < f->count; glyph++) {
-		bool in_sequences = false;
+    for (uint32_t glyph = 0; glyph < f->count; glyph++) {
+        bool in_sequences = false;
 
-		for (;;) {
-			uint32_t cp;
+        for (;;) {
+            uint32_t cp;
 
-			if (f->table_utf8) {
-				if (p >= end)
-					return reject(E_INVAL, "font: unterminated unicode table");
-				if (*p == PSF2_SEPARATOR) {
-					p++;
-					break;
-				}
-				if (*p == PSF2_STARTSEQ) {
-					p++;
-					in_sequences = true;
-					continue;
-				}
-				cp = utf8_next(&p, end);
-			} else {
-				if (end - p < 2)
-					return reject(E_INVAL, "font: unterminated unicode table");
-				cp = (uint32_t)p[0] | (uint32_t)p[1] << 8;
-				p += 2;
-				if (cp == PSF1_SEPARATOR)
-					break;
-				if (cp == PSF1_STARTSEQ) {
-					in_sequences = true;
-					continue;
-				}
-			}
-			if (map && !in_sequences && cp < GLYPH_MAP_SIZE && map[cp] == GLYPH_NONE)
-				map[cp] = glyph;
-		}
-	}
-	return 0;
+            if (f->table_utf8) {
+                if (p >= end)
+                    return reject(E_INVAL, "font: unterminated unicode table");
+                if (*p == PSF2_SEPARATOR) {
+                    p++;
+                    break;
+                }
+                if (*p == PSF2_STARTSEQ) {
+                    p++;
+                    in_sequences = true;
+                    continue;
+                }
+                cp = utf8_next(&p, end);
+            } else {
+                if (end - p < 2)
+                    return reject(E_INVAL, "font: unterminated unicode table");
+                cp = (uint32_t)p[0] | (uint32_t)p[1] << 8;
+                p += 2;
+                if (cp == PSF1_SEPARATOR)
+                    break;
+                if (cp == PSF1_STARTSEQ) {
+                    in_sequences = true;
+                    continue;
+                }
+            }
+            if (map && !in_sequences && cp < GLYPH_MAP_SIZE && map[cp] == GLYPH_NONE)
+                map[cp] = glyph;
+        }
+    }
+    return 0;
 }
 
 static int fb_check(const struct fb_info *fb, unsigned *bytespp)
 {
-	const uint8_t chan[3][2] = {
-		{ fb->red_pos, fb->red_size },
-		{ fb->green_pos, fb->green_size },
-		{ fb->blue_pos, fb->blue_size },
-	};
+    const uint8_t chan[3][2] = {
+        {fb->red_pos, fb->red_size},
+        {fb->green_pos, fb->green_size},
+        {fb->blue_pos, fb->blue_size},
+    };
 
-	if (!fb->base || !fb->width || !fb->height)
-		return reject(E_INVAL, "framebuffer: no base or zero size");
-	switch (fb->bpp) {
-	case 15:
-	case 16:
-		*bytespp = 2;
-		break;
-	case 24:
-		*bytespp = 3;
-		break;
-	case 32:
-		*bytespp = 4;
-		break;
-	default:
-		return reject(E_NOTSUP, "framebuffer: unsupported bits per pixel");
-	}
-	for (int i = 0; i < 3; i++)
-		if (!chan[i][1] || chan[i][1] > FBCON_MAX_CHANNEL_BITS ||
-		    chan[i][0] + chan[i][1] > fb->bpp)
-			return reject(E_NOTSUP, "framebuffer: colour channel empty, too wide or outside the pixel");
-	if (fb->pitch < (uint64_t)fb->width * *bytespp)
-		return reject(E_INVAL, "framebuffer: pitch below width");
-	/* 2- and 4-byte pixels are stored as one access; 3-byte ones a byte at a time. */
-	if (*bytespp != 3 && (fb->base % *bytespp || fb->pitch % *bytespp))
-		return reject(E_ALIGN, "framebuffer: base or pitch not a multiple of the pixel size");
-	return 0;
+    if (!fb->base || !fb->width || !fb->height)
+        return reject(E_INVAL, "framebuffer: no base or zero size");
+    switch (fb->bpp) {
+    case 15:
+    case 16:
+        *bytespp = 2;
+        break;
+    case 24:
+        *bytespp = 3;
+        break;
+    case 32:
+        *bytespp = 4;
+        break;
+    default:
+        return reject(E_NOTSUP, "framebuffer: unsupported bits per pixel");
+    }
+    for (int i = 0; i < 3; i++)
+        if (!chan[i][1] || chan[i][1] > FBCON_MAX_CHANNEL_BITS || chan[i][0] + chan[i][1] > fb->bpp)
+            return reject(E_NOTSUP,
+                          "framebuffer: colour channel empty, too wide or outside the pixel");
+    if (fb->pitch < (uint64_t)fb->width * *bytespp)
+        return reject(E_INVAL, "framebuffer: pitch below width");
+    /* 2- and 4-byte pixels are stored as one access; 3-byte ones a byte at a time. */
+    if (*bytespp != 3 && (fb->base % *bytespp || fb->pitch % *bytespp))
+        return reject(E_ALIGN, "framebuffer: base or pitch not a multiple of the pixel size");
+    return 0;
 }
 
 /* An 8-bit channel value scaled to size bits, rounded to nearest, at its position. */
 static uint32_t channel(uint8_t v, uint8_t pos, uint8_t size)
 {
-	uint32_t max = (1u << size) - 1;
+    uint32_t max = (1u << size) - 1;
 
-	return ((v * max + RGB_MAX / 2) / RGB_MAX) << pos;
+    return ((v * max + RGB_MAX / 2) / RGB_MAX) << pos;
 }
 
 static void palette_build(const struct fb_info *fb)
 {
-	for (int i = 0; i < CON_COLOR_COUNT; i++)
-		con.pixel[i] = channel(con_rgb[i][0], fb->red_pos, fb->red_size) |
-			       channel(con_rgb[i][1], fb->green_pos, fb->green_size) |
-			       channel(con_rgb[i][2], fb->blue_pos, fb->blue_size);
+    for (int i = 0; i < CON_COLOR_COUNT; i++)
+        con.pixel[i] = channel(con_rgb[i][0], fb->red_pos, fb->red_size) |
+                       channel(con_rgb[i][1], fb->green_pos, fb->green_size) |
+                       channel(con_rgb[i][2], fb->blue_pos, fb->blue_size);
 }
 
 static void glyph_map_build(void)
 {
-	const struct psf_font *f = &con.font;
-	uint32_t fallback;
+    const struct psf_font *f = &con.font;
+    uint32_t fallback;
 
-	for (unsigned i = 0; i < GLYPH_MAP_SIZE; i++)
-		con.glyph_of[i] = f->table || i >= f->count ? GLYPH_NONE : i;
-	if (f->table)
-		(void)psf_table_walk(f, con.glyph_of);	/* cannot fail: fbcon_init() walked it */
-	/* '?' by the table or by index; a font without one falls back to its first glyph. */
-	fallback = con.glyph_of[FALLBACK_CHAR];
-	if (fallback == GLYPH_NONE)
-		fallback = 0;
-	for (unsigned i = 0; i < GLYPH_MAP_SIZE; i++)
-		if (con.glyph_of[i] == GLYPH_NONE)
-			con.glyph_of[i] = fallback;
+    for (unsigned i = 0; i < GLYPH_MAP_SIZE; i++)
+        con.glyph_of[i] = f->table || i >= f->count ? GLYPH_NONE : i;
+    if (f->table)
+        (void)psf_table_walk(f, con.glyph_of); /* cannot fail: fbcon_init() walked it */
+    /* '?' by the table or by index; a font without one falls back to its first glyph. */
+    fallback = con.glyph_of[FALLBACK_CHAR];
+    if (fallback == GLYPH_NONE)
+        fallback = 0;
+    for (unsigned i = 0; i < GLYPH_MAP_SIZE; i++)
+        if (con.glyph_of[i] == GLYPH_NONE)
+            con.glyph_of[i] = fallback;
 }
 
 static void fill_span(uint8_t *dst, uint32_t n, uint32_t px)
 {
-	switch (con.bytespp) {
-	case 4:
-		for (uint32_t x = 0; x < n; x++)
-			((uint32_t *)dst)[x] = px;
-		break;
-	case 3:
-		for (uint32_t x = 0; x < n; x++, dst += 3) {
-			dst[0] = (uint8_t)px;
-			dst[1] = (uint8_t)(px >> 8);
-			dst[2] = (uint8_t)(px >> 16);
-		}
-		break;
-	default:
-		for (uint32_t x = 0; x < n; x++)
-			((uint16_t *)dst)[x] = (uint16_t)px;
-		break;
-	}
+    switch (con.bytespp) {
+    case 4:
+        for (uint32_t x = 0; x < n; x++)
+            ((uint32_t *)dst)[x] = px;
+        break;
+    case 3:
+        for (uint32_t x = 0; x < n; x++, dst += 3) {
+            dst[0] = (uint8_t)px;
+            dst[1] = (uint8_t)(px >> 8);
+            dst[2] = (uint8_t)(px >> 16);
+        }
+        break;
+    default:
+        for (uint32_t x = 0; x < n; x++)
+            ((uint16_t *)dst)[x] = (uint16_t)px;
+        break;
+    }
 }
 
-#define GLYPH_BIT(bits, x) ((bits)[(x) >> 3] & (0x80u >> ((x) & 7)))
+#define GLYPH_BIT(bits, x) ((bits)[(x) >> 3] & (0x80u >> ((x)&7)))
 
 /* One pixel row of a glyph; the switch is outside the loops, this is the hot path. */
 static void draw_span(uint8_t *dst, const uint8_t *bits, uint32_t n, uint32_t fg, uint32_t bg)
 {
-	switch (con.bytespp) {
-	case 4:
-		for (uint32_t x = 0; x < n; x++)
-			((uint32_t *)dst)[x] = GLYPH_BIT(bits, x) ? fg : bg;
-		break;
-	case 3:
-		for (uint32_t x = 0; x < n; x++, dst += 3) {
-			uint32_t px = GLYPH_BIT(bits, x) ? fg : bg;
+    switch (con.bytespp) {
+    case 4:
+        for (uint32_t x = 0; x < n; x++)
+            ((uint32_t *)dst)[x] = GLYPH_BIT(bits, x) ? fg : bg;
+        break;
+    case 3:
+        for (uint32_t x = 0; x < n; x++, dst += 3) {
+            uint32_t px = GLYPH_BIT(bits, x) ? fg : bg;
 
-			dst[0] = (uint8_t)px;
-			dst[1] = (uint8_t)(px >> 8);
-			dst[2] = (uint8_t)(px >> 16);
-		}
-		break;
-	default:
-		for (uint32_t x = 0; x < n; x++)
-			((uint16_t *)dst)[x] = (uint16_t)(GLYPH_BIT(bits, x) ? fg : bg);
-		break;
-	}
+            dst[0] = (uint8_t)px;
+            dst[1] = (uint8_t)(px >> 8);
+            dst[2] = (uint8_t)(px >> 16);
+        }
+        break;
+    default:
+        for (uint32_t x = 0; x < n; x++)
+            ((uint16_t *)dst)[x] = (uint16_t)(GLYPH_BIT(bits, x) ? fg : bg);
+        break;
+    }
 }
 
 static void draw_cell(unsigned row, unsigned col, uint16_t cell)
 {
-	const struct psf_font *f = &con.font;
-	const uint8_t *bits = f->glyphs + (size_t)con.glyph_of[CELL_CHAR(cell)] * f->glyph_bytes;
-	uint32_t fg = con.pixel[CELL_FG(cell)], bg = con.pixel[CELL_BG(cell)];
-	uint8_t *line = con.base + (size_t)row * f->height * con.pitch +
-			(size_t)col * f->width * con.bytespp;
+    const struct psf_font *f = &con.font;
+    const uint8_t *bits = f->glyphs + (size_t)con.glyph_of[CELL_CHAR(cell)] * f->glyph_bytes;
+    uint32_t fg = con.pixel[CELL_FG(cell)], bg = con.pixel[CELL_BG(cell)];
+    uint8_t *line =
+        con.base + (size_t)row * f->height * con.pitch + (size_t)col * f->width * con.bytespp;
 
-	for (uint32_t y = 0; y < f->height; y++, line += con.pitch, bits += f->row_bytes)
-		draw_span(line, bits, f->width, fg, bg);
+    for (uint32_t y = 0; y < f->height; y++, line += con.pitch, bits += f->row_bytes)
+        draw_span(line, bits, f->width, fg, bg);
 }
 
 /* Sets a cell, drawing it only if it changes. */
 static void cell_set(unsigned row, unsigned col, uint16_t cell)
 {
-	uint16_t *slot = &shadow[row * con.cols + col];
+    uint16_t *slot = &shadow[row * con.cols + col];
 
-	if (*slot != cell) {
-		*slot = cell;
-		draw_cell(row, col, cell);
-	}
+    if (*slot != cell) {
+        *slot = cell;
+        draw_cell(row, col, cell);
+    }
 }
 
 /* Each cell takes the one below it; a cell whose content does not change costs nothing,
  * which is most of them on a screen of mostly short lines. */
 static void scroll_up(void)
 {
-	uint16_t blank = CELL(' ', con.attr);
+    uint16_t blank = CELL(' ', con.attr);
 
-	for (unsigned r = 0; r < con.rows; r++)
-		for (unsigned c = 0; c < con.cols; c++)
-			cell_set(r, c, r + 1 < con.rows ? shadow[(r + 1) * con.cols + c] : blank);
+    for (unsigned r = 0; r < con.rows; r++)
+        for (unsigned c = 0; c < con.cols; c++)
+            cell_set(r, c, r + 1 < con.rows ? shadow[(r + 1) * con.cols + c] : blank);
 }
 
 static void newline(void)
 {
-	con.col = 0;
-	if (con.row + 1 < con.rows)
-		con.row++;
-	else
-		scroll_up();
+    con.col = 0;
+    if (con.row + 1 < con.rows)
+        con.row++;
+    else
+        scroll_up();
 }
 
 static void put_byte(char c)
 {
-	switch (c) {
-	case '\n':
-		newline();
-		break;
-	case '\r':
-		con.col = 0;
-		break;
-	case '\t':
-		if (con.col >= con.cols)
-			newline();
-		con.col = (con.col / FBCON_TAB_WIDTH + 1) * FBCON_TAB_WIDTH;
-		if (con.col > con.cols)
-			con.col = con.cols;	/* the last tab stop is the pending wrap */
-		break;
-	case '\b':
-		if (con.col > 0)
-			con.col--;
-		break;
-	default:
-		if (con.col >= con.cols)
-			newline();
-		cell_set(con.row, con.col, CELL(c, con.attr));
-		con.col++;
-		break;
-	}
+    switch (c) {
+    case '\n':
+        newline();
+        break;
+    case '\r':
+        con.col = 0;
+        break;
+    case '\t':
+        if (con.col >= con.cols)
+            newline();
+        con.col = (con.col / FBCON_TAB_WIDTH + 1) * FBCON_TAB_WIDTH;
+        if (con.col > con.cols)
+            con.col = con.cols; /* the last tab stop is the pending wrap */
+        break;
+    case '\b':
+        if (con.col > 0)
+            con.col--;
+        break;
+    default:
+        if (con.col >= con.cols)
+            newline();
+        cell_set(con.row, con.col, CELL(c, con.attr));
+        con.col++;
+        break;
+    }
 }
 
 int fbcon_init(const struct fb_info *fb, const uint8_t *font, size_t font_len)
 {
-	struct psf_font f;
-	unsigned bytespp;
-	uint32_t cols, rows;
-	int err;
+    struct psf_font f;
+    unsigned bytespp;
+    uint32_t cols, rows;
+    int err;
 
-	if (!fb)
-		return reject(E_INVAL, "framebuffer: no description");
-	err = psf_parse(font, font_len, &f);
-	if (!err && f.table)
-		err = psf_table_walk(&f, NULL);
-	if (!err)
-		err = fb_check(fb, &bytespp);
-	if (err)
-		return err;
-	cols = fb->width / f.width;
-	rows = fb->height / f.height;
-	if (!cols || !rows)
-		return reject(E_RANGE, "font: glyphs larger than the screen");
-	if (cols > FBCON_MAX_CELLS)
-		return reject(E_RANGE, "framebuffer: more columns than FBCON_MAX_CELLS");
-	if ((uint64_t)cols * rows > FBCON_MAX_CELLS)
-		rows = FBCON_MAX_CELLS / cols;
+    if (!fb)
+        return reject(E_INVAL, "framebuffer: no description");
+    err = psf_parse(font, font_len, &f);
+    if (!err && f.table)
+        err = psf_table_walk(&f, NULL);
+    if (!err)
+        err = fb_check(fb, &bytespp);
+    if (err)
+        return err;
+    cols = fb->width / f.width;
+    rows = fb->height / f.height;
+    if (!cols || !rows)
+        return reject(E_RANGE, "font: glyphs larger than the screen");
+    if (cols > FBCON_MAX_CELLS)
+        return reject(E_RANGE, "framebuffer: more columns than FBCON_MAX_CELLS");
+    if ((uint64_t)cols * rows > FBCON_MAX_CELLS)
+        rows = FBCON_MAX_CELLS / cols;
 
-	/* Everything is valid: only now does the running console change. */
-	init_detail = "ok";
-	con.base = (uint8_t *)fb->base;
-	con.pitch = fb->pitch;
-	con.width = fb->width;
-	con.height = fb->height;
-	con.bytespp = bytespp;
-	con.font = f;
-	con.cols = cols;
-	con.rows = rows;
-	con.attr = ATTR(CON_DEFAULT_FG, CON_DEFAULT_BG);
-	glyph_map_build();
-	palette_build(fb);
-	con.ready = true;
-	fbcon_clear();
-	return 0;
+    /* Everything is valid: only now does the running console change. */
+    init_detail = "ok";
+    con.base = (uint8_t *)fb->base;
+    con.pitch = fb->pitch;
+    con.width = fb->width;
+    con.height = fb->height;
+    con.bytespp = bytespp;
+    con.font = f;
+    con.cols = cols;
+    con.rows = rows;
+    con.attr = ATTR(CON_DEFAULT_FG, CON_DEFAULT_BG);
+    glyph_map_build();
+    palette_build(fb);
+    con.ready = true;
+    fbcon_clear();
+    return 0;
 }
 
 #ifndef BTSX_HOST
@@ -476,67 +475,66 @@ extern const uint8_t btsx_font_psf_start[], btsx_font_psf_end[];
 
 int fbcon_init_builtin(const struct fb_info *fb)
 {
-	return fbcon_init(fb, btsx_font_psf_start,
-			  (size_t)(btsx_font_psf_end - btsx_font_psf_start));
+    return fbcon_init(fb, btsx_font_psf_start, (size_t)(btsx_font_psf_end - btsx_font_psf_start));
 }
 #endif
 
 const char *fbcon_init_detail(void)
 {
-	return init_detail;
+    return init_detail;
 }
 
 void fbcon_putc(char c)
 {
-	if (con.ready)
-		put_byte(c);
+    if (con.ready)
+        put_byte(c);
 }
 
 void fbcon_write(const char *s, size_t n)
 {
-	if (!con.ready)
-		return;
-	for (size_t i = 0; i < n; i++)
-		put_byte(s[i]);
+    if (!con.ready)
+        return;
+    for (size_t i = 0; i < n; i++)
+        put_byte(s[i]);
 }
 
 void fbcon_set_color(enum con_color fg, enum con_color bg)
 {
-	con.attr = ATTR(fg, bg);
+    con.attr = ATTR(fg, bg);
 }
 
 void fbcon_clear(void)
 {
-	uint16_t blank = CELL(' ', con.attr);
-	uint32_t bg = con.pixel[CELL_BG(blank)];
-	uint32_t text_w = con.cols * con.font.width, text_h = con.rows * con.font.height;
+    uint16_t blank = CELL(' ', con.attr);
+    uint32_t bg = con.pixel[CELL_BG(blank)];
+    uint32_t text_w = con.cols * con.font.width, text_h = con.rows * con.font.height;
 
-	if (!con.ready)
-		return;
-	for (unsigned r = 0; r < con.rows; r++)
-		for (unsigned c = 0; c < con.cols; c++) {
-			shadow[r * con.cols + c] = blank;
-			draw_cell(r, c, blank);
-		}
-	/* The strips right of and below the text grid, where no cell ever draws. */
-	for (uint32_t y = 0; y < con.height; y++) {
-		uint8_t *line = con.base + (size_t)y * con.pitch;
+    if (!con.ready)
+        return;
+    for (unsigned r = 0; r < con.rows; r++)
+        for (unsigned c = 0; c < con.cols; c++) {
+            shadow[r * con.cols + c] = blank;
+            draw_cell(r, c, blank);
+        }
+    /* The strips right of and below the text grid, where no cell ever draws. */
+    for (uint32_t y = 0; y < con.height; y++) {
+        uint8_t *line = con.base + (size_t)y * con.pitch;
 
-		if (y < text_h)
-			fill_span(line + (size_t)text_w * con.bytespp, con.width - text_w, bg);
-		else
-			fill_span(line, con.width, bg);
-	}
-	con.col = 0;
-	con.row = 0;
+        if (y < text_h)
+            fill_span(line + (size_t)text_w * con.bytespp, con.width - text_w, bg);
+        else
+            fill_span(line, con.width, bg);
+    }
+    con.col = 0;
+    con.row = 0;
 }
 
 unsigned fbcon_cols(void)
 {
-	return con.ready ? con.cols : 0;
+    return con.ready ? con.cols : 0;
 }
 
 unsigned fbcon_rows(void)
 {
-	return con.ready ? con.rows : 0;
+    return con.ready ? con.rows : 0;
 }

@@ -22,20 +22,20 @@
 
 /* A direct-colour linear framebuffer, as the multiboot2 framebuffer tag describes it. */
 struct fb_info {
-	uintptr_t base;			/* first pixel; identity-mapped */
-	uint32_t pitch;			/* bytes from one pixel row to the next */
-	uint32_t width, height;		/* pixels */
-	uint8_t bpp;			/* 32, 24, 16 or 15 (15 is stored in 2 bytes) */
-	uint8_t red_pos, red_size;	/* bit position and width of each channel in a pixel */
-	uint8_t green_pos, green_size;
-	uint8_t blue_pos, blue_size;
+    uintptr_t base;            /* first pixel; identity-mapped */
+    uint32_t pitch;            /* bytes from one pixel row to the next */
+    uint32_t width, height;    /* pixels */
+    uint8_t bpp;               /* 32, 24, 16 or 15 (15 is stored in 2 bytes) */
+    uint8_t red_pos, red_size; /* bit position and width of each channel in a pixel */
+    uint8_t green_pos, green_size;
+    uint8_t blue_pos, blue_size;
 };
 
 /* The shadow text is a static array of this many cells (128 KiB): 3840x2160 with an 8x16
  * font (480x135) fits. On a larger screen the console uses only the top rows that fit;
  * fbcon_rows() tells how many. */
-#define FBCON_MAX_CELLS  65536u
-#define FBCON_TAB_WIDTH  8
+#define FBCON_MAX_CELLS        65536u
+#define FBCON_TAB_WIDTH        8
 /* Widest channel a pixel may have (fbcon_init() rejects wider ones). */
 #define FBCON_MAX_CHANNEL_BITS 16
 

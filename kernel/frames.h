@@ -17,32 +17,32 @@
 
 #include "kernel/errno.h"
 
-#define FRAME_SHIFT 12
-#define FRAME_SIZE (1ull << FRAME_SHIFT)
-#define FRAMES_PER_WORD 64
+#define FRAME_SHIFT       12
+#define FRAME_SIZE        (1ull << FRAME_SHIFT)
+#define FRAMES_PER_WORD   64
 /* 2^64 bytes of physical address space hold 2^52 frames: a bigger bitmap is never needed. */
 #define FRAMES_MAX_FRAMES (1ull << (64 - FRAME_SHIFT))
 
 struct mem_range {
-	uint64_t base, len;
+    uint64_t base, len;
 }; /* also used for reserved ranges */
 
 struct frame_alloc {
-	uint64_t *bitmap;
-	uint64_t nframes; /* frames the bitmap covers: phys [0, nframes * FRAME_SIZE) */
-	uint64_t free;    /* frames currently free */
-	uint64_t hint;    /* where frames_alloc() starts looking */
-	/* Usable memory at or above unmanaged_above that the bitmap cannot describe, in bytes
-	 * (overlapping usable ranges counted once; reserved ranges not subtracted). */
-	uint64_t unmanaged_above;
-	uint64_t unmanaged_bytes;
+    uint64_t *bitmap;
+    uint64_t nframes; /* frames the bitmap covers: phys [0, nframes * FRAME_SIZE) */
+    uint64_t free;    /* frames currently free */
+    uint64_t hint;    /* where frames_alloc() starts looking */
+    /* Usable memory at or above unmanaged_above that the bitmap cannot describe, in bytes
+     * (overlapping usable ranges counted once; reserved ranges not subtracted). */
+    uint64_t unmanaged_above;
+    uint64_t unmanaged_bytes;
 };
 
 /* Builds the allocator over bitmap[0 .. bitmap_words). Returns 0, E_INVAL for a NULL pointer
  * or an empty bitmap, or E_OVERFLOW if a range wraps past 2^64; on error nothing is written. */
 int frames_init(struct frame_alloc *fa, uint64_t *bitmap, size_t bitmap_words,
-		const struct mem_range *usable, size_t nusable, const struct mem_range *reserved,
-		size_t nreserved);
+                const struct mem_range *usable, size_t nusable, const struct mem_range *reserved,
+                size_t nreserved);
 
 /* One frame: its physical address, or 0 when none is free. */
 uint64_t frames_alloc(struct frame_alloc *fa);

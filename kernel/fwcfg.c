@@ -6,11 +6,11 @@
 #include "kernel/io.h"
 #include "kernel/string.h"
 
-#define FWCFG_PORT_SEL      0x510
-#define FWCFG_PORT_DATA     0x511
-#define FWCFG_SIGNATURE     0x0000
-#define FWCFG_FILE_DIR      0x0019
-#define FWCFG_NAME_LEN      56
+#define FWCFG_PORT_SEL  0x510
+#define FWCFG_PORT_DATA 0x511
+#define FWCFG_SIGNATURE 0x0000
+#define FWCFG_FILE_DIR  0x0019
+#define FWCFG_NAME_LEN  56
 
 static void read_bytes(void *dst, size_t n)
 {
@@ -19,7 +19,10 @@ static void read_bytes(void *dst, size_t n)
         *p++ = inb(FWCFG_PORT_DATA);
 }
 
-static uint32_t be32(const uint8_t *b) { return (uint32_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3]; }
+static uint32_t be32(const uint8_t *b)
+{
+    return (uint32_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3];
+}
 
 int fwcfg_read_file(const char *name, char *buf, size_t len)
 {

@@ -2,8 +2,8 @@
 
 #include "boot/layout.h"
 
-#define TSS_TYPE_AVAILABLE  0x89    /* present, 64-bit TSS (available) */
-#define IST_COUNT           3       /* NMI, #DF, #MC: see kernel/trap.c */
+#define TSS_TYPE_AVAILABLE 0x89 /* present, 64-bit TSS (available) */
+#define IST_COUNT          3    /* NMI, #DF, #MC: see kernel/trap.c */
 
 struct tss {
     uint32_t reserved0;
@@ -25,7 +25,7 @@ void gdt_init(void)
     for (unsigned i = 0; i < IST_COUNT; i++)
         tss.ist[i] = (uint64_t)&ist_stacks[i][IST_STACK_SIZE];
     tss.rsp[0] = (uint64_t)&rsp0_stack[sizeof(rsp0_stack)];
-    tss.iomap_base = sizeof(tss);   /* no I/O bitmap: user mode gets no port access */
+    tss.iomap_base = sizeof(tss); /* no I/O bitmap: user mode gets no port access */
 
     uint64_t base = (uint64_t)&tss, limit = sizeof(tss) - 1;
     unsigned slot = GDT_TSS / 8;
@@ -36,4 +36,7 @@ void gdt_init(void)
     __asm__ volatile("ltr %w0" : : "r"(GDT_TSS));
 }
 
-void tss_set_rsp0(uint64_t rsp0) { tss.rsp[0] = rsp0; }
+void tss_set_rsp0(uint64_t rsp0)
+{
+    tss.rsp[0] = rsp0;
+}

@@ -9,11 +9,11 @@
 #include "kernel/string.h"
 
 /* The bitmap covers 16 GiB: plenty for a test kernel; more RAM is reported, not used. */
-#define MANAGED_BYTES       (16ULL << 30)
-#define BITMAP_WORDS        (MANAGED_BYTES / FRAME_SIZE / FRAMES_PER_WORD)
-#define LOW_MEMORY_END      0x100000ULL     /* real-mode IVT, BDA, EBDA, VGA, BIOS ROM */
-#define HEAP_MAX_BYTES      (16ULL << 20)
-#define HEAP_MIN_BYTES      (1ULL << 20)
+#define MANAGED_BYTES  (16ULL << 30)
+#define BITMAP_WORDS   (MANAGED_BYTES / FRAME_SIZE / FRAMES_PER_WORD)
+#define LOW_MEMORY_END 0x100000ULL /* real-mode IVT, BDA, EBDA, VGA, BIOS ROM */
+#define HEAP_MAX_BYTES (16ULL << 20)
+#define HEAP_MIN_BYTES (1ULL << 20)
 
 extern const char _kernel_start[], _kernel_end[];
 
@@ -24,27 +24,26 @@ void mem_init(void)
 {
     struct mem_range keep_out[BOOTINFO_MAX_RANGES + 2];
     size_t n = 0;
-    keep_out[n++] = (struct mem_range){ 0, LOW_MEMORY_END };
-    keep_out[n++] = (struct mem_range){ (uint64_t)_kernel_start,
-                                        (uint64_t)(_kernel_end - _kernel_start) };
+    keep_out[n++] = (struct mem_range){0, LOW_MEMORY_END};
+    keep_out[n++] =
+        (struct mem_range){(uint64_t)_kernel_start, (uint64_t)(_kernel_end - _kernel_start)};
     for (unsigned i = 0; i < boot_info.nloader; i++)
         keep_out[n++] = boot_info.loader[i];
 
-    int err = frames_init(&kernel_frames, bitmap, BITMAP_WORDS, boot_info.usable,
-                          boot_info.nusable, keep_out, n);
+    int err = frames_init(&kernel_frames, bitmap, BITMAP_WORDS, boot_info.usable, boot_info.nusable,
+                          keep_out, n);
     if (err)
         panic("memory map unusable: %s", err_str(err));
     if (frames_free_count(&kernel_frames) == 0)
         panic("memory map leaves no free frame after the kernel");
     if (kernel_frames.unmanaged_bytes)
-        kprintf("# memory: %lu MiB above %#lx not managed\n",
-                kernel_frames.unmanaged_bytes >> 20, kernel_frames.unmanaged_above);
+        kprintf("# memory: %lu MiB above %#lx not managed\n", kernel_frames.unmanaged_bytes >> 20,
+                kernel_frames.unmanaged_above);
 }
 
 uint64_t pages_alloc(uint64_t n)
 {
-    uint64_t p = n == 1 ? frames_alloc(&kernel_frames)
-                        : frames_alloc_contig(&kernel_frames, n, 1);
+    uint64_t p = n == 1 ? frames_alloc(&kernel_frames) : frames_alloc_contig(&kernel_frames, n, 1);
     if (p)
         memset((void *)p, 0, n * FRAME_SIZE);
     return p;
@@ -69,9 +68,9 @@ void pages_free(uint64_t phys, uint64_t n)
 struct block {
     uint32_t magic;
     uint32_t pad;
-    size_t size;            /* payload bytes */
-    struct block *next;     /* address order, all blocks */
-    uint64_t reserved;      /* keeps the header 32 bytes, so payloads stay 16-aligned */
+    size_t size;        /* payload bytes */
+    struct block *next; /* address order, all blocks */
+    uint64_t reserved;  /* keeps the header 32 bytes, so payloads stay 16-aligned */
 };
 
 static struct block *heap_head;
@@ -87,7 +86,7 @@ void heap_init(void)
     if (!base)
         panic("no contiguous %lu KiB for the kernel heap", bytes >> 10);
     heap_head = (struct block *)base;
-    *heap_head = (struct block){ HEAP_MAGIC_FREE, 0, bytes - sizeof(struct block), NULL, 0 };
+    *heap_head = (struct block){HEAP_MAGIC_FREE, 0, bytes - sizeof(struct block), NULL, 0};
 }
 
 void *kmalloc(size_t size)
@@ -98,8 +97,8 @@ void *kmalloc(size_t size)
             continue;
         if (b->size >= size + sizeof(struct block) + HEAP_ALIGN) {
             struct block *rest = (struct block *)((char *)(b + 1) + size);
-            *rest = (struct block){ HEAP_MAGIC_FREE, 0, b->size - size - sizeof(struct block),
-                                    b->next, 0 };
+            *rest = (struct block){HEAP_MAGIC_FREE, 0, b->size - size - sizeof(struct block),
+                                   b->next, 0};
             b->size = size;
             b->next = rest;
         }

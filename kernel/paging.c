@@ -11,13 +11,13 @@
 #define PDPT_SHIFT      30
 #define PD_SHIFT        21
 #define LOW_4G          (4ULL << 30)
-#define LEGACY_IO_START 0xA0000ULL      /* VGA memory and option ROMs: not ordinary RAM */
+#define LEGACY_IO_START 0xA0000ULL /* VGA memory and option ROMs: not ordinary RAM */
 #define LEGACY_IO_END   0x100000ULL
 #define USER_PML4_SLOT  (USER_BASE >> PML4_SHIFT)
 
-#define KERNEL_RW       (PTE_P | PTE_W | PTE_A | PTE_D | PTE_NX)
-#define MMIO_RW         (KERNEL_RW | PTE_PCD | PTE_PWT)     /* uncached */
-#define TABLE_FLAGS     (PTE_P | PTE_W | PTE_A)
+#define KERNEL_RW   (PTE_P | PTE_W | PTE_A | PTE_D | PTE_NX)
+#define MMIO_RW     (KERNEL_RW | PTE_PCD | PTE_PWT) /* uncached */
+#define TABLE_FLAGS (PTE_P | PTE_W | PTE_A)
 
 extern const char _kernel_start[], _text_end[], _rodata_end[], _kernel_end[];
 extern const char boot_stack_guard[];
@@ -32,9 +32,15 @@ static uint64_t *table_alloc(void)
     return (uint64_t *)p;
 }
 
-static unsigned idx(uint64_t va, unsigned shift) { return (va >> shift) & (ENTRIES - 1); }
+static unsigned idx(uint64_t va, unsigned shift)
+{
+    return (va >> shift) & (ENTRIES - 1);
+}
 
-static bool in_range(uint64_t a, uint64_t lo, uint64_t hi) { return a >= lo && a < hi; }
+static bool in_range(uint64_t a, uint64_t lo, uint64_t hi)
+{
+    return a >= lo && a < hi;
+}
 
 /* Is [a, a+len) wholly inside one usable memory-map range? */
 static bool all_usable(uint64_t a, uint64_t len)
@@ -66,11 +72,11 @@ static bool touches_kernel(uint64_t a, uint64_t len)
 static uint64_t page_entry(uint64_t pa)
 {
     if (pa == 0 || pa == (uint64_t)boot_stack_guard)
-        return 0;                                   /* NULL and the stack guard stay unmapped */
+        return 0; /* NULL and the stack guard stay unmapped */
     if (in_range(pa, (uint64_t)_kernel_start, (uint64_t)_text_end))
-        return pa | PTE_P | PTE_A;                  /* text: read-only, executable */
+        return pa | PTE_P | PTE_A; /* text: read-only, executable */
     if (in_range(pa, (uint64_t)_text_end, (uint64_t)_rodata_end))
-        return pa | PTE_P | PTE_A | PTE_NX;         /* rodata */
+        return pa | PTE_P | PTE_A | PTE_NX; /* rodata */
     if (in_range(pa, LEGACY_IO_START, LEGACY_IO_END) || !all_usable(pa, PAGE_SIZE))
         return pa | MMIO_RW;
     return pa | KERNEL_RW;
@@ -85,7 +91,7 @@ static void map_region_2m(uint64_t *pd, uint64_t pa)
             return;
         }
         if (!any_usable(pa, LARGE_PAGE_SIZE)) {
-            *e = pa | MMIO_RW | PTE_PS;             /* LAPIC, framebuffer, PCI holes */
+            *e = pa | MMIO_RW | PTE_PS; /* LAPIC, framebuffer, PCI holes */
             return;
         }
     }
@@ -112,12 +118,12 @@ void paging_init(void)
             top = end;
     }
     if (top > (USER_BASE))
-        top = USER_BASE;        /* the identity map must stay inside PML4 slot 0 */
+        top = USER_BASE; /* the identity map must stay inside PML4 slot 0 */
 
     uint64_t *pml4 = table_alloc();
     for (uint64_t pa = 0; pa < top; pa += LARGE_PAGE_SIZE) {
         if (pa >= LOW_4G && !any_usable(pa, LARGE_PAGE_SIZE))
-            continue;           /* above 4 GiB only RAM is mapped */
+            continue; /* above 4 GiB only RAM is mapped */
         uint64_t *pdpt = next_table(pml4, idx(pa, PML4_SHIFT), TABLE_FLAGS);
         uint64_t *pd = next_table(pdpt, idx(pa, PDPT_SHIFT), TABLE_FLAGS);
         map_region_2m(pd, pa);
@@ -154,7 +160,10 @@ void as_destroy(struct addr_space *as)
     as->pml4 = NULL;
 }
 
-void as_switch(const struct addr_space *as) { write_cr3((uint64_t)as->pml4); }
+void as_switch(const struct addr_space *as)
+{
+    write_cr3((uint64_t)as->pml4);
+}
 
 static bool user_va_ok(uint64_t va)
 {
@@ -165,7 +174,7 @@ static uint64_t *user_pte(struct addr_space *as, uint64_t va, bool create)
 {
     const uint64_t uflags = TABLE_FLAGS | PTE_U;
     uint64_t *t = as->pml4;
-    const unsigned shifts[] = { PML4_SHIFT, PDPT_SHIFT, PD_SHIFT };
+    const unsigned shifts[] = {PML4_SHIFT, PDPT_SHIFT, PD_SHIFT};
     for (unsigned l = 0; l < 3; l++) {
         unsigned i = idx(va, shifts[l]);
         if (!(t[i] & PTE_P)) {
@@ -210,7 +219,7 @@ int as_unmap_user(struct addr_space *as, uint64_t va)
 uint64_t as_lookup(const struct addr_space *as, uint64_t va)
 {
     const uint64_t *t = as->pml4;
-    const unsigned shifts[] = { PML4_SHIFT, PDPT_SHIFT, PD_SHIFT, PAGE_SHIFT };
+    const unsigned shifts[] = {PML4_SHIFT, PDPT_SHIFT, PD_SHIFT, PAGE_SHIFT};
     for (unsigned l = 0; l < 4; l++) {
         uint64_t e = t[idx(va, shifts[l])];
         if (!(e & PTE_P))

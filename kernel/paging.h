@@ -15,26 +15,26 @@
 #define PAGE_SHIFT      12
 #define LARGE_PAGE_SIZE (2ULL << 20)
 
-#define PTE_P           (1ULL << 0)
-#define PTE_W           (1ULL << 1)
-#define PTE_U           (1ULL << 2)
-#define PTE_PWT         (1ULL << 3)
-#define PTE_PCD         (1ULL << 4)
-#define PTE_A           (1ULL << 5)
-#define PTE_D           (1ULL << 6)
-#define PTE_PS          (1ULL << 7)
-#define PTE_G           (1ULL << 8)
-#define PTE_NX          (1ULL << 63)
-#define PTE_ADDR_MASK   0x000FFFFFFFFFF000ULL
+#define PTE_P         (1ULL << 0)
+#define PTE_W         (1ULL << 1)
+#define PTE_U         (1ULL << 2)
+#define PTE_PWT       (1ULL << 3)
+#define PTE_PCD       (1ULL << 4)
+#define PTE_A         (1ULL << 5)
+#define PTE_D         (1ULL << 6)
+#define PTE_PS        (1ULL << 7)
+#define PTE_G         (1ULL << 8)
+#define PTE_NX        (1ULL << 63)
+#define PTE_ADDR_MASK 0x000FFFFFFFFFF000ULL
 
 /* Page-fault error code bits (SDM Vol. 3A, 4.7). */
-#define PF_ERR_P        (1u << 0)
-#define PF_ERR_W        (1u << 1)
-#define PF_ERR_U        (1u << 2)
-#define PF_ERR_I        (1u << 4)
+#define PF_ERR_P (1u << 0)
+#define PF_ERR_W (1u << 1)
+#define PF_ERR_U (1u << 2)
+#define PF_ERR_I (1u << 4)
 
-#define USER_BASE       0x0000008000000000ULL   /* PML4 slot 1 */
-#define USER_END        0x0000010000000000ULL
+#define USER_BASE 0x0000008000000000ULL /* PML4 slot 1 */
+#define USER_END  0x0000010000000000ULL
 
 struct addr_space {
     uint64_t *pml4;

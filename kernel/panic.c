@@ -28,7 +28,7 @@ void panic(const char *fmt, ...)
 {
     irq_disable();
     if (panicking++)
-        machine_exit(EXIT_CODE_FAILURE);    /* a panic while panicking: stop at once */
+        machine_exit(EXIT_CODE_FAILURE); /* a panic while panicking: stop at once */
     kputs("\nPANIC: ");
     va_list ap;
     va_start(ap, fmt);

@@ -7,10 +7,10 @@
 __attribute__((noreturn, format(printf, 1, 2))) void panic(const char *fmt, ...);
 __attribute__((noreturn)) void panic_frame(const struct trap_frame *f, const char *why);
 
-#define BUG_ON(cond)                                                                 \
-    do {                                                                             \
-        if (cond)                                                                    \
-            panic("BUG: %s at %s:%d", #cond, __FILE__, __LINE__);                    \
+#define BUG_ON(cond)                                                                               \
+    do {                                                                                           \
+        if (cond)                                                                                  \
+            panic("BUG: %s at %s:%d", #cond, __FILE__, __LINE__);                                  \
     } while (0)
 
 #endif

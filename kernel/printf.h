@@ -23,7 +23,7 @@
  * produced, or E_OVERFLOW (nothing more is produced) if a width, a precision or the total
  * would exceed INT_MAX. */
 int fmt_vformat(void (*put)(char c, void *ctx), void *ctx, const char *fmt, va_list ap)
-	BTSX_PRINTF_LIKE(3, 0);
+    BTSX_PRINTF_LIKE(3, 0);
 
 /* C99 snprintf semantics: writes at most size-1 characters and a NUL when size > 0 (buf may
  * be NULL when size is 0), returns the length the full output would have had (or a negative

@@ -10,8 +10,14 @@ enum { KJMP_RSP = 6 };
 
 static struct recovery *top;
 
-bool recover_active(void) { return top != NULL; }
-struct recovery *recover_current(void) { return top; }
+bool recover_active(void)
+{
+    return top != NULL;
+}
+struct recovery *recover_current(void)
+{
+    return top;
+}
 
 enum recover_reason recover_run(struct recovery *r, void (*fn)(void *), void *arg)
 {
@@ -47,8 +53,12 @@ bool recover_from_trap(struct trap_frame *f, enum recover_reason why)
         return false;
     r->reason = why;
     r->fault = (struct fault_info){
-        .vector = (unsigned)f->vector, .error_code = f->error_code, .rip = f->rip,
-        .cr2 = f->vector == VEC_PF ? read_cr2() : 0, .rsp = f->rsp, .user = trap_from_user(f),
+        .vector = (unsigned)f->vector,
+        .error_code = f->error_code,
+        .rip = f->rip,
+        .cr2 = f->vector == VEC_PF ? read_cr2() : 0,
+        .rsp = f->rsp,
+        .user = trap_from_user(f),
     };
     if (why == RECOVER_FAULT && r->report)
         trap_report(f, kprintf_diag);

@@ -13,16 +13,16 @@
 #include "kernel/trap.h"
 
 enum recover_reason {
-    RECOVER_NONE = 0,       /* the function returned */
-    RECOVER_FAULT,          /* an exception that no fixup absorbed */
-    RECOVER_TIMEOUT,        /* the watchdog fired */
-    RECOVER_ABORT,          /* recover_abort_here(): the code gave up on purpose */
+    RECOVER_NONE = 0, /* the function returned */
+    RECOVER_FAULT,    /* an exception that no fixup absorbed */
+    RECOVER_TIMEOUT,  /* the watchdog fired */
+    RECOVER_ABORT,    /* recover_abort_here(): the code gave up on purpose */
 };
 
 struct fault_info {
     unsigned vector;
     uint64_t error_code, rip, cr2, rsp;
-    bool user;              /* taken at CPL 3 */
+    bool user; /* taken at CPL 3 */
 };
 
 #define KJMP_WORDS 8
@@ -30,8 +30,8 @@ struct recovery {
     uint64_t jb[KJMP_WORDS];
     enum recover_reason reason;
     struct fault_info fault;
-    bool report;            /* print the exception report when a fault ends the function */
-    unsigned trap_depth;    /* restored on recovery: abandoned handlers never return */
+    bool report;         /* print the exception report when a fault ends the function */
+    unsigned trap_depth; /* restored on recovery: abandoned handlers never return */
     struct recovery *prev;
 };
 

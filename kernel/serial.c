@@ -5,30 +5,33 @@
 #include "kernel/io.h"
 
 /* 16550 registers (offsets from the base port) and bits. */
-#define UART_DATA       0
-#define UART_IER        1
-#define UART_DLL        0       /* with DLAB */
-#define UART_DLM        1       /* with DLAB */
-#define UART_FCR        2
-#define UART_LCR        3
-#define UART_MCR        4
-#define UART_LSR        5
-#define UART_SCR        7
-#define LCR_8N1         0x03
-#define LCR_DLAB        0x80
-#define FCR_ENABLE_CLEAR 0x07
-#define MCR_DTR_RTS_OUT2 0x0B
-#define MCR_LOOPBACK    0x10
-#define LSR_THRE        0x20
-#define LSR_TEMT        0x40
+#define UART_DATA             0
+#define UART_IER              1
+#define UART_DLL              0 /* with DLAB */
+#define UART_DLM              1 /* with DLAB */
+#define UART_FCR              2
+#define UART_LCR              3
+#define UART_MCR              4
+#define UART_LSR              5
+#define UART_SCR              7
+#define LCR_8N1               0x03
+#define LCR_DLAB              0x80
+#define FCR_ENABLE_CLEAR      0x07
+#define MCR_DTR_RTS_OUT2      0x0B
+#define MCR_LOOPBACK          0x10
+#define LSR_THRE              0x20
+#define LSR_TEMT              0x40
 #define UART_CLOCK_DIV_115200 1
 /* Polls before giving up on a stuck transmitter: a missing UART reads 0xFF forever, a
  * broken one never empties; either way the kernel must not hang on output. */
-#define TX_SPIN_LIMIT   100000
+#define TX_SPIN_LIMIT         100000
 
 static bool present;
 
-bool serial_present(void) { return present; }
+bool serial_present(void)
+{
+    return present;
+}
 
 bool serial_init(void)
 {

@@ -4,13 +4,16 @@
 #include "kernel/io.h"
 #include "kernel/serial.h"
 
-#define KBC_STATUS_PORT     0x64
-#define KBC_CMD_RESET       0xFE
-#define KBC_INPUT_FULL      0x02
+#define KBC_STATUS_PORT 0x64
+#define KBC_CMD_RESET   0xFE
+#define KBC_INPUT_FULL  0x02
 
 static enum exit_method method = EXIT_AUTO;
 
-void shutdown_set_method(enum exit_method m) { method = m; }
+void shutdown_set_method(enum exit_method m)
+{
+    method = m;
+}
 
 static void reboot(void)
 {
@@ -18,7 +21,10 @@ static void reboot(void)
     for (int i = 0; i < 100000 && (inb(KBC_STATUS_PORT) & KBC_INPUT_FULL); i++)
         ;
     outb(KBC_STATUS_PORT, KBC_CMD_RESET);
-    struct { uint16_t limit; uint64_t base; } __attribute__((packed)) empty = { 0, 0 };
+    struct {
+        uint16_t limit;
+        uint64_t base;
+    } __attribute__((packed)) empty = {0, 0};
     __asm__ volatile("lidt %0; int3" : : "m"(empty));
 }
 
@@ -39,5 +45,5 @@ void machine_exit(enum exit_code code)
             outb(BOCHS_SHUTDOWN_PORT, (uint8_t)*s);
     }
     for (;;)
-        cpu_halt();     /* the verdict stays on the screen */
+        cpu_halt(); /* the verdict stays on the screen */
 }

@@ -8,7 +8,7 @@
 enum exit_code {
     EXIT_CODE_PASS = 0,
     EXIT_CODE_FAILURE = 1,
-    EXIT_CODE_NO_TESTS = 2,     /* no test ran, or a bad command line */
+    EXIT_CODE_NO_TESTS = 2, /* no test ran, or a bad command line */
 };
 
 #define ISA_DEBUG_EXIT_PORT 0xF4

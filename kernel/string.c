@@ -23,115 +23,115 @@ typedef int string_c_host_build_is_empty;
 
 NO_IDIOM_CALLS void *memcpy(void *restrict dst, const void *restrict src, size_t n)
 {
-	unsigned char *d = dst;
-	const unsigned char *s = src;
+    unsigned char *d = dst;
+    const unsigned char *s = src;
 
-	while (n--)
-		*d++ = *s++;
-	return dst;
+    while (n--)
+        *d++ = *s++;
+    return dst;
 }
 
 NO_IDIOM_CALLS void *memmove(void *dst, const void *src, size_t n)
 {
-	unsigned char *d = dst;
-	const unsigned char *s = src;
+    unsigned char *d = dst;
+    const unsigned char *s = src;
 
-	/* Copy backwards only when dst starts inside the source: otherwise forward is safe. */
-	if ((uintptr_t)d - (uintptr_t)s >= n) {
-		while (n--)
-			*d++ = *s++;
-	} else {
-		d += n;
-		s += n;
-		while (n--)
-			*--d = *--s;
-	}
-	return dst;
+    /* Copy backwards only when dst starts inside the source: otherwise forward is safe. */
+    if ((uintptr_t)d - (uintptr_t)s >= n) {
+        while (n--)
+            *d++ = *s++;
+    } else {
+        d += n;
+        s += n;
+        while (n--)
+            *--d = *--s;
+    }
+    return dst;
 }
 
 NO_IDIOM_CALLS void *memset(void *dst, int c, size_t n)
 {
-	unsigned char *d = dst;
+    unsigned char *d = dst;
 
-	while (n--)
-		*d++ = (unsigned char)c;
-	return dst;
+    while (n--)
+        *d++ = (unsigned char)c;
+    return dst;
 }
 
 int memcmp(const void *a, const void *b, size_t n)
 {
-	const unsigned char *p = a, *q = b;
+    const unsigned char *p = a, *q = b;
 
-	for (; n; n--, p++, q++)
-		if (*p != *q)
-			return *p < *q ? -1 : 1;
-	return 0;
+    for (; n; n--, p++, q++)
+        if (*p != *q)
+            return *p < *q ? -1 : 1;
+    return 0;
 }
 
 size_t strlen(const char *s)
 {
-	const char *p = s;
+    const char *p = s;
 
-	while (*p)
-		p++;
-	return (size_t)(p - s);
+    while (*p)
+        p++;
+    return (size_t)(p - s);
 }
 
 size_t strnlen(const char *s, size_t maxlen)
 {
-	size_t n = 0;
+    size_t n = 0;
 
-	while (n < maxlen && s[n])
-		n++;
-	return n;
+    while (n < maxlen && s[n])
+        n++;
+    return n;
 }
 
 /* C compares strings as unsigned char; a plain-char compare would order UTF-8 wrongly. */
 int strcmp(const char *a, const char *b)
 {
-	const unsigned char *p = (const unsigned char *)a, *q = (const unsigned char *)b;
+    const unsigned char *p = (const unsigned char *)a, *q = (const unsigned char *)b;
 
-	while (*p && *p == *q) {
-		p++;
-		q++;
-	}
-	return (*p > *q) - (*p < *q);
+    while (*p && *p == *q) {
+        p++;
+        q++;
+    }
+    return (*p > *q) - (*p < *q);
 }
 
 int strncmp(const char *a, const char *b, size_t n)
 {
-	const unsigned char *p = (const unsigned char *)a, *q = (const unsigned char *)b;
+    const unsigned char *p = (const unsigned char *)a, *q = (const unsigned char *)b;
 
-	for (; n; n--, p++, q++) {
-		if (*p != *q)
-			return *p < *q ? -1 : 1;
-		if (!*p)
-			break;
-	}
-	return 0;
+    for (; n; n--, p++, q++) {
+        if (*p != *q)
+            return *p < *q ? -1 : 1;
+        if (!*p)
+            break;
+    }
+    return 0;
 }
 
 /* As in C, the terminating NUL is part of the string: strchr(s, 0) finds it. */
 char *strchr(const char *s, int c)
 {
-	for (;; s++) {
-		if (*s == (char)c)
-			return (char *)s;
-		if (!*s)
-			return NULL;
-	}
+    for (;; s++) {
+        if (*s == (char)c)
+            return (char *)s;
+        if (!*s)
+            return NULL;
+    }
 }
 
 size_t strlcpy(char *dst, const char *src, size_t size)
 {
-	size_t len = strlen(src);
+    size_t len = strlen(src);
 
-	if (size) {
-		size_t n = len < size - 1 ? len : size - 1;
-		memcpy(dst, src, n);
-		dst[n] = '\0';
-	}
-	return len;
+    if (size) {
+        size_t n = len < size - 1 ? len : size - 1;
+        memcpy(dst, src, n);
+        dst[n] = '\0';
+    }
+    return len;
 }
 
 #endif

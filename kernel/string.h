@@ -18,14 +18,14 @@
 #if defined(__GLIBC__) && (__GLIBC__ < 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ < 38))
 static inline size_t strlcpy(char *dst, const char *src, size_t size)
 {
-	size_t len = strlen(src);
+    size_t len = strlen(src);
 
-	if (size) {
-		size_t n = len < size - 1 ? len : size - 1;
-		memcpy(dst, src, n);
-		dst[n] = '\0';
-	}
-	return len;
+    if (size) {
+        size_t n = len < size - 1 ? len : size - 1;
+        memcpy(dst, src, n);
+        dst[n] = '\0';
+    }
+    return len;
 }
 #endif
 

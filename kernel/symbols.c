@@ -12,14 +12,17 @@ extern const char _text_start[], _kernel_end[];
 
 #define BACKTRACE_MAX_FRAMES 16
 
-unsigned symbol_count(void) { return &ksym_count ? (unsigned)ksym_count : 0; }
+unsigned symbol_count(void)
+{
+    return &ksym_count ? (unsigned)ksym_count : 0;
+}
 
 const char *symbol_lookup(uint64_t addr, uint64_t *offset)
 {
     unsigned n = symbol_count();
     if (n == 0 || addr < ksym_addrs[0] || addr >= (uint64_t)_kernel_end)
         return NULL;
-    unsigned lo = 0, hi = n;    /* find the last address <= addr */
+    unsigned lo = 0, hi = n; /* find the last address <= addr */
     while (hi - lo > 1) {
         unsigned mid = lo + (hi - lo) / 2;
         if (ksym_addrs[mid] <= addr)
@@ -66,7 +69,7 @@ void backtrace_from(uint64_t rbp, void (*out)(const char *fmt, ...))
         char sym[SYMBOL_TEXT_MAX];
         symbol_format(ret, sym, sizeof(sym));
         out("  %s\n", sym);
-        if (frame[0] <= rbp)    /* frames must go up the stack */
+        if (frame[0] <= rbp) /* frames must go up the stack */
             break;
         rbp = frame[0];
     }

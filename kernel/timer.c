@@ -8,7 +8,7 @@
 
 struct soft_timer {
     bool armed;
-    uint64_t deadline;      /* TSC */
+    uint64_t deadline; /* TSC */
     timer_fn_t fn;
     void *arg;
 };
@@ -38,7 +38,7 @@ static void timer_fire(struct trap_frame *f)
         struct soft_timer *t = &timers[i];
         if (t->armed && t->deadline <= now) {
             t->armed = false;
-            t->fn(f, t->arg);   /* may not return (the watchdog abandons the test) */
+            t->fn(f, t->arg); /* may not return (the watchdog abandons the test) */
         }
     }
     reprogram();
@@ -51,7 +51,7 @@ int timer_start_us(uint64_t us, timer_fn_t fn, void *arg)
     int id = E_BUSY;
     for (unsigned i = 0; i < TIMER_SLOTS; i++)
         if (!timers[i].armed) {
-            timers[i] = (struct soft_timer){ true, rdtsc() + us * tsc_hz() / 1000000, fn, arg };
+            timers[i] = (struct soft_timer){true, rdtsc() + us * tsc_hz() / 1000000, fn, arg};
             id = (int)i;
             break;
         }

@@ -9,9 +9,9 @@
 #include "kernel/recover.h"
 #include "kernel/symbols.h"
 
-#define STUB_SIZE           16
-#define GATE_INTERRUPT      0x8E    /* present, DPL 0, 64-bit interrupt gate */
-#define GATE_DPL3           0x60    /* reachable by INT n from CPL 3 */
+#define STUB_SIZE      16
+#define GATE_INTERRUPT 0x8E /* present, DPL 0, 64-bit interrupt gate */
+#define GATE_DPL3      0x60 /* reachable by INT n from CPL 3 */
 
 /* TSS IST slots (kernel/gdt.c): the stacks that survive a broken RSP. */
 #define IST_NMI 1
@@ -37,14 +37,38 @@ trap_fault_hook_t trap_fault_hook;
 extern const char isr_stubs[];
 
 static const char *const exception_names[VEC_NUM_EXCEPTIONS] = {
-    "#DE divide error", "#DB debug", "NMI", "#BP breakpoint", "#OF overflow",
-    "#BR bound range", "#UD invalid opcode", "#NM device not available", "#DF double fault",
-    "coprocessor segment overrun", "#TS invalid TSS", "#NP segment not present",
-    "#SS stack fault", "#GP general protection", "#PF page fault", "reserved 15",
-    "#MF x87 error", "#AC alignment check", "#MC machine check", "#XM SIMD error",
-    "#VE virtualization", "#CP control protection", "reserved 22", "reserved 23",
-    "reserved 24", "reserved 25", "reserved 26", "reserved 27", "#HV hypervisor injection",
-    "#VC VMM communication", "#SX security", "reserved 31",
+    "#DE divide error",
+    "#DB debug",
+    "NMI",
+    "#BP breakpoint",
+    "#OF overflow",
+    "#BR bound range",
+    "#UD invalid opcode",
+    "#NM device not available",
+    "#DF double fault",
+    "coprocessor segment overrun",
+    "#TS invalid TSS",
+    "#NP segment not present",
+    "#SS stack fault",
+    "#GP general protection",
+    "#PF page fault",
+    "reserved 15",
+    "#MF x87 error",
+    "#AC alignment check",
+    "#MC machine check",
+    "#XM SIMD error",
+    "#VE virtualization",
+    "#CP control protection",
+    "reserved 22",
+    "reserved 23",
+    "reserved 24",
+    "reserved 25",
+    "reserved 26",
+    "reserved 27",
+    "#HV hypervisor injection",
+    "#VC VMM communication",
+    "#SX security",
+    "reserved 31",
 };
 
 const char *trap_vector_name(unsigned vector)
@@ -54,14 +78,21 @@ const char *trap_vector_name(unsigned vector)
     return vector < NUM_VECTORS ? "interrupt" : "bad vector";
 }
 
-uint64_t trap_stub_address(unsigned vector) { return (uint64_t)isr_stubs + vector * STUB_SIZE; }
+uint64_t trap_stub_address(unsigned vector)
+{
+    return (uint64_t)isr_stubs + vector * STUB_SIZE;
+}
 
 static void set_gate(unsigned v, uint8_t ist, uint8_t type)
 {
     uint64_t a = trap_stub_address(v);
     idt[v] = (struct idt_gate){
-        .off_lo = (uint16_t)a, .sel = GDT_KERNEL_CS, .ist = ist, .type = type,
-        .off_mid = (uint16_t)(a >> 16), .off_hi = (uint32_t)(a >> 32),
+        .off_lo = (uint16_t)a,
+        .sel = GDT_KERNEL_CS,
+        .ist = ist,
+        .type = type,
+        .off_mid = (uint16_t)(a >> 16),
+        .off_hi = (uint32_t)(a >> 32),
     };
 }
 
@@ -75,8 +106,12 @@ void idt_init(void)
     /* Trace tests execute int3 and int $0x80 from user mode too. */
     set_gate(VEC_BP, 0, GATE_INTERRUPT | GATE_DPL3);
     set_gate(VEC_TEST_SOFTINT, 0, GATE_INTERRUPT | GATE_DPL3);
-    struct { uint16_t limit; uint64_t base; } __attribute__((packed)) d = {
-        sizeof(idt) - 1, (uint64_t)idt,
+    struct {
+        uint16_t limit;
+        uint64_t base;
+    } __attribute__((packed)) d = {
+        sizeof(idt) - 1,
+        (uint64_t)idt,
     };
     __asm__ volatile("lidt %0" : : "m"(d));
 }

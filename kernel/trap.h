@@ -3,12 +3,12 @@
 #define BTSX_KERNEL_TRAP_H
 
 /* Vectors btsx assigns (usable from assembly). */
-#define VEC_TEST_SOFTINT    0x80    /* `int $0x80` in trace tests */
-#define VEC_TEST_IPI        0xE0    /* self-IPI test vector */
-#define VEC_PMI             0xE8    /* LVT performance counter (BTS threshold) */
-#define VEC_TIMER           0xF0    /* LAPIC timer */
-#define VEC_SPURIOUS        0xFF
-#define NUM_VECTORS         256
+#define VEC_TEST_SOFTINT 0x80 /* `int $0x80` in trace tests */
+#define VEC_TEST_IPI     0xE0 /* self-IPI test vector */
+#define VEC_PMI          0xE8 /* LVT performance counter (BTS threshold) */
+#define VEC_TIMER        0xF0 /* LAPIC timer */
+#define VEC_SPURIOUS     0xFF
+#define NUM_VECTORS      256
 
 #ifndef __ASSEMBLER__
 #include <stdbool.h>
@@ -16,9 +16,26 @@
 
 /* Exception vectors (SDM Vol. 3A, 6.3.1). */
 enum {
-    VEC_DE = 0, VEC_DB = 1, VEC_NMI = 2, VEC_BP = 3, VEC_OF = 4, VEC_BR = 5, VEC_UD = 6,
-    VEC_NM = 7, VEC_DF = 8, VEC_TS = 10, VEC_NP = 11, VEC_SS = 12, VEC_GP = 13, VEC_PF = 14,
-    VEC_MF = 16, VEC_AC = 17, VEC_MC = 18, VEC_XM = 19, VEC_VE = 20, VEC_CP = 21,
+    VEC_DE = 0,
+    VEC_DB = 1,
+    VEC_NMI = 2,
+    VEC_BP = 3,
+    VEC_OF = 4,
+    VEC_BR = 5,
+    VEC_UD = 6,
+    VEC_NM = 7,
+    VEC_DF = 8,
+    VEC_TS = 10,
+    VEC_NP = 11,
+    VEC_SS = 12,
+    VEC_GP = 13,
+    VEC_PF = 14,
+    VEC_MF = 16,
+    VEC_AC = 17,
+    VEC_MC = 18,
+    VEC_XM = 19,
+    VEC_VE = 20,
+    VEC_CP = 21,
     VEC_NUM_EXCEPTIONS = 32,
 };
 
@@ -66,7 +83,10 @@ extern syscall_exit_hook_t syscall_exit_hook;
 typedef bool (*trap_fault_hook_t)(struct trap_frame *f);
 extern trap_fault_hook_t trap_fault_hook;
 
-static inline bool trap_from_user(const struct trap_frame *f) { return (f->cs & 3) != 0; }
+static inline bool trap_from_user(const struct trap_frame *f)
+{
+    return (f->cs & 3) != 0;
+}
 #endif /* __ASSEMBLER__ */
 
 #endif

@@ -17,177 +17,177 @@ uint8_t inb(uint16_t port);
 #endif
 
 /* CRT controller: an index port selects the register the data port reads and writes. */
-#define VGA_CRTC_INDEX            0x3D4
-#define VGA_CRTC_DATA             0x3D5
-#define VGA_CRTC_MAX_SCAN_LINE    0x09	/* bits 0-4: character cell height - 1 */
-#define VGA_CRTC_CURSOR_START     0x0A	/* bits 0-4: first scan line, bit 5: disable */
-#define VGA_CRTC_CURSOR_END       0x0B	/* bits 0-4: last scan line, bits 5-6: skew */
-#define VGA_CRTC_CURSOR_LOC_HIGH  0x0E	/* cursor cell index, bits 8-15 */
-#define VGA_CRTC_CURSOR_LOC_LOW   0x0F	/* cursor cell index, bits 0-7 */
-#define VGA_SCAN_LINE_MASK        0x1F
-#define VGA_CURSOR_DISABLE        0x20
+#define VGA_CRTC_INDEX           0x3D4
+#define VGA_CRTC_DATA            0x3D5
+#define VGA_CRTC_MAX_SCAN_LINE   0x09 /* bits 0-4: character cell height - 1 */
+#define VGA_CRTC_CURSOR_START    0x0A /* bits 0-4: first scan line, bit 5: disable */
+#define VGA_CRTC_CURSOR_END      0x0B /* bits 0-4: last scan line, bits 5-6: skew */
+#define VGA_CRTC_CURSOR_LOC_HIGH 0x0E /* cursor cell index, bits 8-15 */
+#define VGA_CRTC_CURSOR_LOC_LOW  0x0F /* cursor cell index, bits 0-7 */
+#define VGA_SCAN_LINE_MASK       0x1F
+#define VGA_CURSOR_DISABLE       0x20
 
 /* Attribute controller: one port for both index and data, selected by a flip-flop that a
  * read of Input Status #1 resets to "index". */
-#define VGA_INPUT_STATUS_1        0x3DA
-#define VGA_ATTR_ADDR_DATA        0x3C0
-#define VGA_ATTR_DATA_READ        0x3C1
-#define VGA_ATTR_PAS              0x20	/* index bit 5: keep the palette (the display) on */
-#define VGA_ATTR_MODE_CONTROL     0x10
-#define VGA_ATTR_MODE_BLINK       0x08	/* attribute bit 7 blinks instead of brightening */
+#define VGA_INPUT_STATUS_1    0x3DA
+#define VGA_ATTR_ADDR_DATA    0x3C0
+#define VGA_ATTR_DATA_READ    0x3C1
+#define VGA_ATTR_PAS          0x20 /* index bit 5: keep the palette (the display) on */
+#define VGA_ATTR_MODE_CONTROL 0x10
+#define VGA_ATTR_MODE_BLINK   0x08 /* attribute bit 7 blinks instead of brightening */
 
-#define VGA_ATTR(fg, bg)  ((uint8_t)(((bg) & CON_COLOR_MASK) << 4 | ((fg) & CON_COLOR_MASK)))
+#define VGA_ATTR(fg, bg)   ((uint8_t)(((bg)&CON_COLOR_MASK) << 4 | ((fg)&CON_COLOR_MASK)))
 #define VGA_CELL(ch, attr) ((uint16_t)((uint16_t)(attr) << 8 | (uint8_t)(ch)))
 
 static struct {
-	/* volatile: this is the adapter's memory, every store must reach it. */
-	volatile uint16_t *cells;	/* NULL while the console is disabled */
-	unsigned cols, rows;
-	unsigned col, row;		/* col == cols means "wrap before the next character" */
-	uint8_t attr;
+    /* volatile: this is the adapter's memory, every store must reach it. */
+    volatile uint16_t *cells; /* NULL while the console is disabled */
+    unsigned cols, rows;
+    unsigned col, row; /* col == cols means "wrap before the next character" */
+    uint8_t attr;
 } vga;
 
 static uint8_t crtc_read(uint8_t reg)
 {
-	outb(VGA_CRTC_INDEX, reg);
-	return inb(VGA_CRTC_DATA);
+    outb(VGA_CRTC_INDEX, reg);
+    return inb(VGA_CRTC_DATA);
 }
 
 static void crtc_write(uint8_t reg, uint8_t v)
 {
-	outb(VGA_CRTC_INDEX, reg);
-	outb(VGA_CRTC_DATA, v);
+    outb(VGA_CRTC_INDEX, reg);
+    outb(VGA_CRTC_DATA, v);
 }
 
 /* GRUB may leave the cursor disabled. Shape it as the bottom two scan lines of whatever cell
  * height the mode has, keeping the skew bits the mode set. */
 static void cursor_enable(void)
 {
-	uint8_t last = crtc_read(VGA_CRTC_MAX_SCAN_LINE) & VGA_SCAN_LINE_MASK;
-	uint8_t first = last ? last - 1 : 0;
-	uint8_t end = crtc_read(VGA_CRTC_CURSOR_END);
+    uint8_t last = crtc_read(VGA_CRTC_MAX_SCAN_LINE) & VGA_SCAN_LINE_MASK;
+    uint8_t first = last ? last - 1 : 0;
+    uint8_t end = crtc_read(VGA_CRTC_CURSOR_END);
 
-	crtc_write(VGA_CRTC_CURSOR_START, first);	/* also clears VGA_CURSOR_DISABLE */
-	crtc_write(VGA_CRTC_CURSOR_END, (uint8_t)((end & ~VGA_SCAN_LINE_MASK) | last));
+    crtc_write(VGA_CRTC_CURSOR_START, first); /* also clears VGA_CURSOR_DISABLE */
+    crtc_write(VGA_CRTC_CURSOR_END, (uint8_t)((end & ~VGA_SCAN_LINE_MASK) | last));
 }
 
 /* With blinking on, attribute bit 7 blinks and only 8 background colours exist. */
 static void blink_disable(void)
 {
-	uint8_t mode;
+    uint8_t mode;
 
-	(void)inb(VGA_INPUT_STATUS_1);
-	outb(VGA_ATTR_ADDR_DATA, VGA_ATTR_MODE_CONTROL | VGA_ATTR_PAS);
-	mode = inb(VGA_ATTR_DATA_READ);
-	outb(VGA_ATTR_ADDR_DATA, mode & (uint8_t)~VGA_ATTR_MODE_BLINK);
+    (void)inb(VGA_INPUT_STATUS_1);
+    outb(VGA_ATTR_ADDR_DATA, VGA_ATTR_MODE_CONTROL | VGA_ATTR_PAS);
+    mode = inb(VGA_ATTR_DATA_READ);
+    outb(VGA_ATTR_ADDR_DATA, mode & (uint8_t)~VGA_ATTR_MODE_BLINK);
 }
 
 static void cursor_update(void)
 {
-	unsigned col = vga.col < vga.cols ? vga.col : vga.cols - 1;
-	unsigned pos = vga.row * vga.cols + col;
+    unsigned col = vga.col < vga.cols ? vga.col : vga.cols - 1;
+    unsigned pos = vga.row * vga.cols + col;
 
-	crtc_write(VGA_CRTC_CURSOR_LOC_HIGH, (uint8_t)(pos >> 8));
-	crtc_write(VGA_CRTC_CURSOR_LOC_LOW, (uint8_t)pos);
+    crtc_write(VGA_CRTC_CURSOR_LOC_HIGH, (uint8_t)(pos >> 8));
+    crtc_write(VGA_CRTC_CURSOR_LOC_LOW, (uint8_t)pos);
 }
 
 static void scroll_up(void)
 {
-	unsigned keep = (vga.rows - 1) * vga.cols;
-	uint16_t blank = VGA_CELL(' ', vga.attr);
+    unsigned keep = (vga.rows - 1) * vga.cols;
+    uint16_t blank = VGA_CELL(' ', vga.attr);
 
-	for (unsigned i = 0; i < keep; i++)
-		vga.cells[i] = vga.cells[i + vga.cols];
-	for (unsigned i = keep; i < keep + vga.cols; i++)
-		vga.cells[i] = blank;
+    for (unsigned i = 0; i < keep; i++)
+        vga.cells[i] = vga.cells[i + vga.cols];
+    for (unsigned i = keep; i < keep + vga.cols; i++)
+        vga.cells[i] = blank;
 }
 
 static void newline(void)
 {
-	vga.col = 0;
-	if (vga.row + 1 < vga.rows)
-		vga.row++;
-	else
-		scroll_up();
+    vga.col = 0;
+    if (vga.row + 1 < vga.rows)
+        vga.row++;
+    else
+        scroll_up();
 }
 
 /* Everything but the hardware cursor, so vga_write() can move it once. */
 static void put_byte(char c)
 {
-	switch (c) {
-	case '\n':
-		newline();
-		break;
-	case '\r':
-		vga.col = 0;
-		break;
-	case '\t':
-		if (vga.col >= vga.cols)
-			newline();
-		vga.col = (vga.col / VGA_TAB_WIDTH + 1) * VGA_TAB_WIDTH;
-		if (vga.col > vga.cols)
-			vga.col = vga.cols;	/* the last tab stop is the pending wrap */
-		break;
-	case '\b':
-		if (vga.col > 0)
-			vga.col--;
-		break;
-	default:
-		if (vga.col >= vga.cols)
-			newline();
-		vga.cells[vga.row * vga.cols + vga.col] = VGA_CELL(c, vga.attr);
-		vga.col++;
-		break;
-	}
+    switch (c) {
+    case '\n':
+        newline();
+        break;
+    case '\r':
+        vga.col = 0;
+        break;
+    case '\t':
+        if (vga.col >= vga.cols)
+            newline();
+        vga.col = (vga.col / VGA_TAB_WIDTH + 1) * VGA_TAB_WIDTH;
+        if (vga.col > vga.cols)
+            vga.col = vga.cols; /* the last tab stop is the pending wrap */
+        break;
+    case '\b':
+        if (vga.col > 0)
+            vga.col--;
+        break;
+    default:
+        if (vga.col >= vga.cols)
+            newline();
+        vga.cells[vga.row * vga.cols + vga.col] = VGA_CELL(c, vga.attr);
+        vga.col++;
+        break;
+    }
 }
 
 int vga_init(uintptr_t base, unsigned cols, unsigned rows)
 {
-	vga.cells = NULL;
-	if (!base || !cols || !rows || (uint64_t)cols * rows * sizeof(uint16_t) > VGA_TEXT_WINDOW)
-		return E_INVAL;
+    vga.cells = NULL;
+    if (!base || !cols || !rows || (uint64_t)cols * rows * sizeof(uint16_t) > VGA_TEXT_WINDOW)
+        return E_INVAL;
 
-	vga.cells = (volatile uint16_t *)base;
-	vga.cols = cols;
-	vga.rows = rows;
-	vga.attr = VGA_ATTR(CON_DEFAULT_FG, CON_DEFAULT_BG);
-	cursor_enable();
-	blink_disable();
-	vga_clear();
-	return 0;
+    vga.cells = (volatile uint16_t *)base;
+    vga.cols = cols;
+    vga.rows = rows;
+    vga.attr = VGA_ATTR(CON_DEFAULT_FG, CON_DEFAULT_BG);
+    cursor_enable();
+    blink_disable();
+    vga_clear();
+    return 0;
 }
 
 void vga_putc(char c)
 {
-	if (!vga.cells)
-		return;
-	put_byte(c);
-	cursor_update();
+    if (!vga.cells)
+        return;
+    put_byte(c);
+    cursor_update();
 }
 
 void vga_write(const char *s, size_t n)
 {
-	if (!vga.cells)
-		return;
-	for (size_t i = 0; i < n; i++)
-		put_byte(s[i]);
-	cursor_update();
+    if (!vga.cells)
+        return;
+    for (size_t i = 0; i < n; i++)
+        put_byte(s[i]);
+    cursor_update();
 }
 
 void vga_set_color(enum con_color fg, enum con_color bg)
 {
-	vga.attr = VGA_ATTR(fg, bg);
+    vga.attr = VGA_ATTR(fg, bg);
 }
 
 void vga_clear(void)
 {
-	uint16_t blank = VGA_CELL(' ', vga.attr);
+    uint16_t blank = VGA_CELL(' ', vga.attr);
 
-	if (!vga.cells)
-		return;
-	for (unsigned i = 0; i < vga.cols * vga.rows; i++)
-		vga.cells[i] = blank;
-	vga.col = 0;
-	vga.row = 0;
-	cursor_update();
+    if (!vga.cells)
+        return;
+    for (unsigned i = 0; i < vga.cols * vga.rows; i++)
+        vga.cells[i] = blank;
+    vga.col = 0;
+    vga.row = 0;
+    cursor_update();
 }

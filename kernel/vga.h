@@ -19,10 +19,10 @@
 #include "kernel/con_color.h"
 
 /* Physical address of the colour text buffer GRUB reports in the usual case. */
-#define VGA_TEXT_BASE     0xB8000
+#define VGA_TEXT_BASE   0xB8000
 /* The text buffer window is 0xB8000-0xBFFFF: a mode cannot have more cells than fit in it. */
-#define VGA_TEXT_WINDOW   0x8000
-#define VGA_TAB_WIDTH     8
+#define VGA_TEXT_WINDOW 0x8000
+#define VGA_TAB_WIDTH   8
 
 /* Starts the console on the text buffer at base (identity-mapped) of cols x rows cells:
  * clears it, homes and shows the hardware cursor, and turns attribute blinking off so that

@@ -18,12 +18,12 @@
 #include "kernel/trap.h"
 #include "sched/syscall.h"
 
-#define SWITCH_FRAME_WORDS  7       /* r15 r14 r13 r12 rbx rbp rflags, then the return RIP */
-#define IDLE_NAME           "idle"
+#define SWITCH_FRAME_WORDS 7 /* r15 r14 r13 r12 rbx rbp rflags, then the return RIP */
+#define IDLE_NAME          "idle"
 
 void sched_switch_stacks(uint64_t *prev_rsp, uint64_t next_rsp);
 
-static struct task boot_task = { .name = "runner", .state = TASK_RUNNABLE };
+static struct task boot_task = {.name = "runner", .state = TASK_RUNNABLE};
 static struct task *current = &boot_task, *idle_task, *last;
 static struct task *rq_head, *rq_tail;
 static unsigned next_id = 1;
@@ -32,9 +32,18 @@ static bool ds_hook = true;
 static struct switch_log_entry *log_buf;
 static unsigned log_cap, log_len;
 
-struct task *task_current(void) { return current; }
-uint64_t sched_switches(void) { return switches; }
-void sched_ds_hook_enable(bool on) { ds_hook = on; }
+struct task *task_current(void)
+{
+    return current;
+}
+uint64_t sched_switches(void)
+{
+    return switches;
+}
+void sched_ds_hook_enable(bool on)
+{
+    ds_hook = on;
+}
 
 void sched_log_start(struct switch_log_entry *buf, unsigned cap)
 {
@@ -70,7 +79,10 @@ static struct task *rq_pop(void)
     return t;
 }
 
-static uint64_t kstack_top(const struct task *t) { return t->kstack + KSTACK_PAGES * PAGE_SIZE; }
+static uint64_t kstack_top(const struct task *t)
+{
+    return t->kstack + KSTACK_PAGES * PAGE_SIZE;
+}
 
 /* Runs on the incoming task's stack, right after the stack switch. */
 static void finish_switch(void)
@@ -101,7 +113,7 @@ static void schedule(void)
         return;
     switches++;
     if (log_buf && log_len < log_cap)
-        log_buf[log_len++] = (struct switch_log_entry){ prev->id, next->id, rdtsc() };
+        log_buf[log_len++] = (struct switch_log_entry){prev->id, next->id, rdtsc()};
     prev->trap_depth = trap_depth;
     last = prev;
     current = next;
@@ -153,7 +165,7 @@ void task_sleep_ms(unsigned ms)
     irq_disable();
     current->state = TASK_SLEEPING;
     if (timer_start_us((uint64_t)ms * 1000, sleep_done, current) < 0)
-        current->state = TASK_RUNNABLE;     /* no timer slot: do not sleep forever */
+        current->state = TASK_RUNNABLE; /* no timer slot: do not sleep forever */
     schedule();
     if (irq)
         irq_enable();
@@ -170,10 +182,10 @@ void task_exit(int status)
     if (t->trace && t->trace == bts_current())
         t->trace->enabled = false;
     if (t->tracer && t->tracer->state == TASK_BLOCKED)
-        task_wake(t->tracer);       /* a tracer waiting for data learns the tracee ended */
+        task_wake(t->tracer); /* a tracer waiting for data learns the tracee ended */
     if (t->joiner)
         task_wake(t->joiner);
-    trap_depth = 0;                 /* a fault exits from trap context: nothing returns there */
+    trap_depth = 0; /* a fault exits from trap context: nothing returns there */
     schedule();
     panic("a finished task was scheduled again");
 }
@@ -240,9 +252,9 @@ static struct task *task_alloc(const char *name)
     strlcpy(t->name, name, sizeof(t->name));
     /* A stack that looks switched out just before task_start. */
     uint64_t *sp = (uint64_t *)kstack_top(t);
-    *--sp = 0;                                  /* alignment: task_start sees a call frame */
+    *--sp = 0; /* alignment: task_start sees a call frame */
     *--sp = (uint64_t)task_start;
-    *--sp = RFLAGS_FIXED;                       /* interrupts off until task_start */
+    *--sp = RFLAGS_FIXED; /* interrupts off until task_start */
     for (unsigned i = 0; i < SWITCH_FRAME_WORDS - 1; i++)
         *--sp = 0;
     t->rsp = (uint64_t)sp;
@@ -270,8 +282,7 @@ struct task *task_create(const char *name, void (*fn)(void *), void *arg)
     return t;
 }
 
-static int map_user_page(struct task *t, uint64_t va, uint64_t flags, const void *src,
-                         uint64_t len)
+static int map_user_page(struct task *t, uint64_t va, uint64_t flags, const void *src, uint64_t len)
 {
     if (t->npages == USER_MAX_PAGES)
         return E_NOMEM;
@@ -339,7 +350,7 @@ static void idle_loop(void *arg)
     (void)arg;
     for (;;) {
         irq_enable();
-        cpu_halt();     /* until a timer or an IPI makes something runnable */
+        cpu_halt(); /* until a timer or an IPI makes something runnable */
         task_yield();
     }
 }
@@ -363,7 +374,7 @@ int sched_stream_full(struct bts_trace *t, void *arg)
     (void)t;
     struct task *tracee = arg;
     if (tracee != current || !tracee->tracer)
-        return E_STATE;     /* nobody can drain: the caller counts the loss */
+        return E_STATE; /* nobody can drain: the caller counts the loss */
     /* Suspended inside the threshold interrupt, mid-loop if need be; the tracee's registers
      * stay in the interrupted frame on its own stack and it resumes only after the drain. */
     tracee->drain_wait = true;
@@ -413,11 +424,15 @@ bool sched_task_fault(struct trap_frame *f)
 {
     struct task *t = current;
     if (t == &boot_task || t == idle_task)
-        return false;       /* the test runner's faults end its test instead */
+        return false; /* the test runner's faults end its test instead */
     t->faulted = true;
     t->fault = (struct fault_info){
-        .vector = (unsigned)f->vector, .error_code = f->error_code, .rip = f->rip,
-        .cr2 = f->vector == VEC_PF ? read_cr2() : 0, .rsp = f->rsp, .user = trap_from_user(f),
+        .vector = (unsigned)f->vector,
+        .error_code = f->error_code,
+        .rip = f->rip,
+        .cr2 = f->vector == VEC_PF ? read_cr2() : 0,
+        .rsp = f->rsp,
+        .user = trap_from_user(f),
     };
     kprintf_diag("task %u (%s) ended by a fault, the run goes on:", t->id, t->name);
     trap_report(f, kprintf_diag);

@@ -15,29 +15,29 @@
 #include "kernel/paging.h"
 #include "kernel/recover.h"
 
-#define TASK_NAME_LEN       24
-#define KSTACK_PAGES        4
-#define USER_MAX_PAGES      16
-#define CRASH_BRANCHES      16
+#define TASK_NAME_LEN  24
+#define KSTACK_PAGES   4
+#define USER_MAX_PAGES 16
+#define CRASH_BRANCHES 16
 
 /* User address space layout (inside USER_BASE..USER_END). */
-#define USER_CODE_VA        USER_BASE
-#define USER_DATA_VA        (USER_BASE + 0x100000)
-#define USER_STACK_VA       (USER_BASE + 0x200000)
-#define USER_STACK_TOP      (USER_STACK_VA + PAGE_SIZE)
+#define USER_CODE_VA   USER_BASE
+#define USER_DATA_VA   (USER_BASE + 0x100000)
+#define USER_STACK_VA  (USER_BASE + 0x200000)
+#define USER_STACK_TOP (USER_STACK_VA + PAGE_SIZE)
 
 enum task_state { TASK_RUNNABLE, TASK_BLOCKED, TASK_SLEEPING, TASK_ZOMBIE };
 
 struct task {
-    uint64_t rsp;                   /* saved by sched/switch.S: keep first */
+    uint64_t rsp; /* saved by sched/switch.S: keep first */
     unsigned id;
     char name[TASK_NAME_LEN];
     enum task_state state;
     struct task *rq_next;
-    struct task *joiner;            /* blocked in task_join() on this task */
+    struct task *joiner; /* blocked in task_join() on this task */
     int exit_status;
-    uint64_t kstack;                /* KSTACK_PAGES of kernel stack */
-    unsigned trap_depth;            /* trap nesting at the moment it switched out */
+    uint64_t kstack;     /* KSTACK_PAGES of kernel stack */
+    unsigned trap_depth; /* trap nesting at the moment it switched out */
     void (*entry)(void *);
     void *arg;
     /* User tasks. */
@@ -46,11 +46,11 @@ struct task {
     uint64_t pages[USER_MAX_PAGES];
     unsigned npages;
     uint64_t user_entry, user_arg, user_arg2;
-    uint64_t code_src, code_len;    /* where the code came from: symbolises user addresses */
+    uint64_t code_src, code_len; /* where the code came from: symbolises user addresses */
     /* Tracing, set by the tracer (the ptrace relationship of the seed). */
     struct bts_trace *trace;
     struct task *tracer;
-    bool drain_wait;                /* stream: suspended until the tracer drains */
+    bool drain_wait; /* stream: suspended until the tracer drains */
     /* A contained fault: what happened and the last branches before it. */
     bool faulted;
     struct fault_info fault;

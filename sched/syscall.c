@@ -10,16 +10,19 @@
 #include "kernel/user.h"
 #include "sched/sched.h"
 
-#define STAR_KERNEL_SHIFT   32
-#define STAR_USER_SHIFT     48
+#define STAR_KERNEL_SHIFT 32
+#define STAR_USER_SHIFT   48
 /* What SYSCALL clears in RFLAGS: no interrupts or single-stepping until the kernel stack is
  * in place, and the ABI's direction and alignment-check flags. */
-#define SYSCALL_FMASK       (RFLAGS_IF | RFLAGS_TF | RFLAGS_DF | RFLAGS_AC)
-#define SYSCALL_INSN_LEN    2   /* 0F 05 */
+#define SYSCALL_FMASK     (RFLAGS_IF | RFLAGS_TF | RFLAGS_DF | RFLAGS_AC)
+#define SYSCALL_INSN_LEN  2 /* 0F 05 */
 
 extern uint64_t syscall_kernel_rsp;
 
-void syscall_set_kernel_stack(uint64_t top) { syscall_kernel_rsp = top; }
+void syscall_set_kernel_stack(uint64_t top)
+{
+    syscall_kernel_rsp = top;
+}
 
 void syscall_init(void)
 {

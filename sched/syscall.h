@@ -7,16 +7,16 @@
 #define BTSX_SCHED_SYSCALL_H
 
 /* Numbers (usable from assembly: tests/user_code.S). */
-#define SYS_YIELD   0       /* () */
-#define SYS_EXIT    1       /* (status) */
-#define SYS_WRITE   2       /* (buf, len): to the console, as KTAP diagnostics */
-#define SYS_TRACE   3       /* (op, buf, max): control of the caller's own trace */
-#define SYS_COUNT   4
+#define SYS_YIELD 0 /* () */
+#define SYS_EXIT  1 /* (status) */
+#define SYS_WRITE 2 /* (buf, len): to the console, as KTAP diagnostics */
+#define SYS_TRACE 3 /* (op, buf, max): control of the caller's own trace */
+#define SYS_COUNT 4
 
-#define TRACE_OP_ENABLE     0
-#define TRACE_OP_DISABLE    1
-#define TRACE_OP_COUNT      2   /* records held */
-#define TRACE_OP_DRAIN      3   /* copy up to max raw records to buf, remove them */
+#define TRACE_OP_ENABLE  0
+#define TRACE_OP_DISABLE 1
+#define TRACE_OP_COUNT   2 /* records held */
+#define TRACE_OP_DRAIN   3 /* copy up to max raw records to buf, remove them */
 
 #define SYS_WRITE_MAX 256
 
@@ -26,7 +26,7 @@
 struct syscall_frame {
     uint64_t r15, r14, r13, r12, rbp, rbx;
     uint64_t r9, r8, r10, rdx, rsi, rdi, rax;
-    uint64_t rip, rflags, rsp;      /* the user's RCX, R11 and RSP */
+    uint64_t rip, rflags, rsp; /* the user's RCX, R11 and RSP */
 };
 
 struct task;

@@ -10,11 +10,14 @@
 
 static bool nmi;
 
-bool pmi_is_nmi(void) { return (apic_read(APIC_LVT_PC) & APIC_LVT_DM_MASK) == APIC_LVT_DM_NMI; }
+bool pmi_is_nmi(void)
+{
+    return (apic_read(APIC_LVT_PC) & APIC_LVT_DM_MASK) == APIC_LVT_DM_NMI;
+}
 
 void exp_init(struct expect *e, struct bts_record *storage, size_t cap)
 {
-    *e = (struct expect){ .rec = storage, .cap = cap };
+    *e = (struct expect){.rec = storage, .cap = cap};
 }
 
 void exp_add(struct expect *e, uint64_t from, uint64_t to)
@@ -23,7 +26,7 @@ void exp_add(struct expect *e, uint64_t from, uint64_t to)
         e->overflow = true;
         return;
     }
-    e->rec[e->n++] = (struct bts_record){ from, to, 0 };
+    e->rec[e->n++] = (struct bts_record){from, to, 0};
 }
 
 void exp_prologue(struct expect *e, const void *fn)
@@ -32,7 +35,10 @@ void exp_prologue(struct expect *e, const void *fn)
     exp_add(e, LBL(bts_run_call), LBL(fn));
 }
 
-void exp_return(struct expect *e, const void *ret) { exp_add(e, LBL(ret), LBL(bts_run_returned)); }
+void exp_return(struct expect *e, const void *ret)
+{
+    exp_add(e, LBL(ret), LBL(bts_run_returned));
+}
 
 void exp_epilogue(struct expect *e)
 {
@@ -120,7 +126,7 @@ bool bts_require(void)
 
 bool trace_setup(struct bts_trace *t, const struct bts_config *cfg)
 {
-    *t = (struct bts_trace){ 0 };
+    *t = (struct bts_trace){0};
     int err = bts_configure(t, cfg);
     if (err == 0)
         err = bts_attach(t);
@@ -131,7 +137,10 @@ bool trace_setup(struct bts_trace *t, const struct bts_config *cfg)
     return true;
 }
 
-void trace_teardown(struct bts_trace *t) { bts_release(t); }
+void trace_teardown(struct bts_trace *t)
+{
+    bts_release(t);
+}
 
 int64_t trace_collect(struct bts_trace *t, struct bts_record *out, size_t max)
 {

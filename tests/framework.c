@@ -14,14 +14,14 @@
 #include "kernel/timer.h"
 #include "tests/ktap.h"
 
-#define BTSX_VERSION        "0.1.0"
-#define MAX_TESTS           512
+#define BTSX_VERSION "0.1.0"
+#define MAX_TESTS    512
 
 extern const struct test_case __tests_start[], __tests_end[];
 extern const struct test_cleanup __cleanup_start[], __cleanup_end[];
 extern const struct test_header __header_start[], __header_end[];
 
-enum outcome { OUT_PASS, OUT_SKIP, OUT_FAIL };  /* ordered: status only gets worse */
+enum outcome { OUT_PASS, OUT_SKIP, OUT_FAIL }; /* ordered: status only gets worse */
 
 static struct ktap ktap;
 static const struct btsx_options *opts;
@@ -111,17 +111,26 @@ void test_info(const char *fmt, ...)
 
 bool test_expect_fault(void (*fn)(void *), void *arg, struct fault_info *fault)
 {
-    struct recovery r = { .report = false };
+    struct recovery r = {.report = false};
     enum recover_reason why = recover_run(&r, fn, arg);
     if (why == RECOVER_TIMEOUT)
-        recover_propagate(why);     /* the watchdog is the test's, not the probe's */
+        recover_propagate(why); /* the watchdog is the test's, not the probe's */
     *fault = r.fault;
     return why == RECOVER_FAULT;
 }
 
-bool test_failed(void) { return outcome == OUT_FAIL; }
-bool test_verbose(void) { return opts->verbose; }
-uint64_t test_seed(void) { return seed; }
+bool test_failed(void)
+{
+    return outcome == OUT_FAIL;
+}
+bool test_verbose(void)
+{
+    return opts->verbose;
+}
+uint64_t test_seed(void)
+{
+    return seed;
+}
 
 uint64_t test_rand(void)
 {
@@ -168,7 +177,7 @@ static void run_one(const struct test_case *tc, unsigned index)
 {
     outcome = OUT_PASS;
     reason[0] = '\0';
-    struct recovery r = { .report = true };
+    struct recovery r = {.report = true};
     unsigned timeout = tc->timeout_ms ? tc->timeout_ms : TEST_TIMEOUT_DEFAULT_MS;
     uint64_t t0 = rdtsc();
     timer_start_us((uint64_t)timeout * 1000, watchdog_fired, NULL);
@@ -213,8 +222,7 @@ static void print_header(const char *cmdline)
                 cpu_caps.model, cpu_caps.stepping);
     header_line("hypervisor: %s", cpu_caps.hypervisor[0] ? cpu_caps.hypervisor : "none");
     header_line("boot: %s", boot_path_name(boot_info.path));
-    header_line("screen: %s %ux%u", console_screen_name(), boot_info.fb.width,
-                boot_info.fb.height);
+    header_line("screen: %s %ux%u", console_screen_name(), boot_info.fb.width, boot_info.fb.height);
     header_line("cmdline: %s", cmdline);
     header_line("seed: %lu", seed);
     header_line("apic: %s%s, timer %lu Hz (%s), tsc %lu Hz", apic_is_x2apic() ? "x2apic" : "xapic",
@@ -258,7 +266,7 @@ void test_run_all(const struct btsx_options *opt, const char *cmdline, const cha
         ktap_plan(&ktap, 0);
         finish(EXIT_CODE_NO_TESTS);
     }
-    ktap_plan(&ktap, n + 1);    /* + framework.all_reported */
+    ktap_plan(&ktap, n + 1); /* + framework.all_reported */
 
     unsigned index = 0;
     for (unsigned i = 0; i < total; i++)

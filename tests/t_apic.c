@@ -7,15 +7,16 @@
 #include "kernel/timer.h"
 #include "tests/test.h"
 
-#define RATE_WINDOW_MS      10
-#define RATE_WINDOWS        5       /* the median of these: one descheduled host thread under
-                                     * an emulator must not decide the verdict */
+#define RATE_WINDOW_MS 10
+#define RATE_WINDOWS                                                                               \
+    5 /* the median of these: one descheduled host thread under                                    \
+       * an emulator must not decide the verdict */
 /* Loaded hosts stretch an emulator's PIT windows by up to ~20 % for a while (seen under
  * QEMU TCG with parallel runs); real timers agree to well under 1 %. */
-#define RATE_TOLERANCE_PCT  25
-#define ONESHOT_US          5000
-#define ONESHOT_WAIT_US     500000
-#define IPI_WAIT_US         100000
+#define RATE_TOLERANCE_PCT 25
+#define ONESHOT_US         5000
+#define ONESHOT_WAIT_US    500000
+#define IPI_WAIT_US        100000
 
 static volatile unsigned hits;
 static volatile uint64_t hit_rip;
@@ -59,8 +60,8 @@ TEST(apic, timer_rate, "the LAPIC timer runs at its calibrated rate against the 
     uint64_t hz = median_u64(hzs, RATE_WINDOWS), tsc = median_u64(tscs, RATE_WINDOWS);
     uint64_t want = apic_timer_hz();
     uint64_t diff = hz > want ? hz - want : want - hz;
-    test_info("calibrated %lu Hz, measured %lu Hz (median of %u x %u ms)", want, hz,
-              RATE_WINDOWS, RATE_WINDOW_MS);
+    test_info("calibrated %lu Hz, measured %lu Hz (median of %u x %u ms)", want, hz, RATE_WINDOWS,
+              RATE_WINDOW_MS);
     CHECK(diff * 100 <= want * RATE_TOLERANCE_PCT, "measured %lu Hz, calibrated %lu Hz (>%u%% off)",
           hz, want, RATE_TOLERANCE_PCT);
     diff = tsc > tsc_hz() ? tsc - tsc_hz() : tsc_hz() - tsc;
@@ -112,7 +113,7 @@ TEST(apic, self_nmi, "an NMI sent to our own APIC ID arrives", 0)
 {
     trap_handler_t old = trap_set_handler(VEC_NMI, count_nmi);
     hits = 0;
-    irq_disable();      /* NMIs ignore IF */
+    irq_disable(); /* NMIs ignore IF */
     apic_self_nmi();
     bool ok = wait_hits(1, IPI_WAIT_US);
     irq_enable();

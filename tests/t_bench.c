@@ -17,10 +17,10 @@
 #include "tests/btscheck.h"
 #include "tests/test.h"
 
-#define SPIN_ITERATIONS     20000
-#define DRAIN_RECORDS       1024
-#define DRAIN_ROUNDS        200
-#define RATIO_SCALE         100     /* ratios are printed with two decimals */
+#define SPIN_ITERATIONS 20000
+#define DRAIN_RECORDS   1024
+#define DRAIN_ROUNDS    200
+#define RATIO_SCALE     100 /* ratios are printed with two decimals */
 
 extern const char tc_spin[];
 void bench_single_step(void (*fn)(void *), void *arg);
@@ -43,8 +43,10 @@ TEST(bench, model_cost, "model cost per traced instruction vs a bare single-step
         test_skip("the model is not the backend in use");
         return;
     }
-    struct bts_config cfg = { .hw_records = 4096, .mode = BTS_MODE_CIRCULAR,
-                              .events = BTS_EVENTS_BRANCHES, .cpl = BTS_CPL_KERNEL };
+    struct bts_config cfg = {.hw_records = 4096,
+                             .mode = BTS_MODE_CIRCULAR,
+                             .events = BTS_EVENTS_BRANCHES,
+                             .cpl = BTS_CPL_KERNEL};
     struct bts_trace t;
     if (!trace_setup(&t, &cfg))
         return;
@@ -79,8 +81,8 @@ TEST(bench, model_cost, "model cost per traced instruction vs a bare single-step
     if (test_failed())
         return;
     test_diag("bench: bare trap %lu cycles/step (%lu steps/s), model %lu cycles/instruction "
-              "(%lu traced instructions/s), %lu records per round (best of %u)", bare_per,
-              tsc_hz() / bare_per, model_per, tsc_hz() / model_per, records, ROUNDS);
+              "(%lu traced instructions/s), %lu records per round (best of %u)",
+              bare_per, tsc_hz() / bare_per, model_per, tsc_hz() / model_per, records, ROUNDS);
     ratio_diag("model/bare", model_per, bare_per, 2 * RATIO_SCALE);
 }
 
@@ -88,16 +90,19 @@ TEST(bench, drain_cost, "PMI drain cost per record vs memcpy of the same bytes",
 {
     if (!bts_require())
         return;
-    struct bts_config cfg = { .hw_records = DRAIN_RECORDS + DRAIN_RECORDS / 8,
-                              .thresh_records = DRAIN_RECORDS, .mode = BTS_MODE_INTERRUPT,
-                              .ring_records = 4 * DRAIN_RECORDS, .policy = BTS_POLICY_WRAP,
-                              .events = BTS_EVENTS_BRANCHES, .cpl = BTS_CPL_KERNEL };
+    struct bts_config cfg = {.hw_records = DRAIN_RECORDS + DRAIN_RECORDS / 8,
+                             .thresh_records = DRAIN_RECORDS,
+                             .mode = BTS_MODE_INTERRUPT,
+                             .ring_records = 4 * DRAIN_RECORDS,
+                             .policy = BTS_POLICY_WRAP,
+                             .events = BTS_EVENTS_BRANCHES,
+                             .cpl = BTS_CPL_KERNEL};
     struct bts_trace t;
     if (!trace_setup(&t, &cfg))
         return;
     static struct bts_record copy[DRAIN_RECORDS];
     for (uint64_t i = 0; i < DRAIN_RECORDS; i++)
-        t.buf[i] = (struct bts_record){ 0x1000 + i, 0x2000 + i, 0 };
+        t.buf[i] = (struct bts_record){0x1000 + i, 0x2000 + i, 0};
     uint64_t drain = UINT64_MAX, mcpy = UINT64_MAX;
     for (unsigned r = 0; r < DRAIN_ROUNDS; r++) {
         t.ds->bts_index = t.ds->bts_base + DRAIN_RECORDS * BTS_RECORD_SIZE;
@@ -107,13 +112,13 @@ TEST(bench, drain_cost, "PMI drain cost per record vs memcpy of the same bytes",
         memcpy(copy, t.buf, sizeof(copy));
         __asm__ volatile("" : : "r"(copy) : "memory");
         uint64_t t2 = rdtsc_ordered();
-        drain = t1 - t0 < drain ? t1 - t0 : drain;    /* best round, as above */
+        drain = t1 - t0 < drain ? t1 - t0 : drain; /* best round, as above */
         mcpy = t2 - t1 < mcpy ? t2 - t1 : mcpy;
     }
     CHECK_EQ(t.ring.lost, (uint64_t)(DRAIN_ROUNDS - 4) * DRAIN_RECORDS);
     uint64_t per = DRAIN_RECORDS;
-    test_diag("bench: drain %lu.%02lu cycles/record, memcpy %lu.%02lu cycles/record",
-              drain / per, drain * RATIO_SCALE / per % RATIO_SCALE, mcpy / per,
+    test_diag("bench: drain %lu.%02lu cycles/record, memcpy %lu.%02lu cycles/record", drain / per,
+              drain * RATIO_SCALE / per % RATIO_SCALE, mcpy / per,
               mcpy * RATIO_SCALE / per % RATIO_SCALE);
     ratio_diag("drain/memcpy", drain, mcpy, 150);
     trace_teardown(&t);

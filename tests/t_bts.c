@@ -13,32 +13,42 @@
 #include "tests/btscheck.h"
 #include "tests/test.h"
 
-#define HW_RECORDS      1024
-#define RING_RECORDS    4096
-#define MAX_RECORDS     4096
+#define HW_RECORDS   1024
+#define RING_RECORDS 4096
+#define MAX_RECORDS  4096
 
 extern const char tc_jmp[], tc_jmp_b8[], tc_jmp_t8[], tc_jmp_b32[], tc_jmp_t32[], tc_jmp_ret[];
-extern const char tc_jcc[], tc_jcc_t8[], tc_jcc_t8_to[], tc_jcc_t32[], tc_jcc_t32_to[], tc_jcc_ret[];
-extern const char tc_loop[], tc_loop_top[], tc_loop_insn[], tc_jrcxz_insn[], tc_jrcxz_to[], tc_loop_ret[];
-extern const char tc_call[], tc_call_site[], tc_call_back[], tc_call_ret[], tc_callee[], tc_callee_ret[];
-extern const char tc_ind[], tc_ind_jreg[], tc_ind_t1[], tc_ind_jmem[], tc_ind_t2[], tc_ind_creg[], tc_ind_creg_back[];
+extern const char tc_jcc[], tc_jcc_t8[], tc_jcc_t8_to[], tc_jcc_t32[], tc_jcc_t32_to[],
+    tc_jcc_ret[];
+extern const char tc_loop[], tc_loop_top[], tc_loop_insn[], tc_jrcxz_insn[], tc_jrcxz_to[],
+    tc_loop_ret[];
+extern const char tc_call[], tc_call_site[], tc_call_back[], tc_call_ret[], tc_callee[],
+    tc_callee_ret[];
+extern const char tc_ind[], tc_ind_jreg[], tc_ind_t1[], tc_ind_jmem[], tc_ind_t2[], tc_ind_creg[],
+    tc_ind_creg_back[];
 extern const char tc_ind_cmem[], tc_ind_cmem_back[], tc_ind_ret[], tc_ind_fn[], tc_ind_fn_ret[];
-extern const char tc_jtab[], tc_jtab_jmp[], tc_jtab_c0[], tc_jtab_c1[], tc_jtab_c2[], tc_jtab_j0[], tc_jtab_j1[];
+extern const char tc_jtab[], tc_jtab_jmp[], tc_jtab_c0[], tc_jtab_c1[], tc_jtab_c2[], tc_jtab_j0[],
+    tc_jtab_j1[];
 extern const char tc_jtab_end[], tc_jtab_ret[];
-extern const char tc_retf[], tc_retimm_call[], tc_retimm_back[], tc_lret[], tc_lret_to[], tc_retf_ret[];
+extern const char tc_retf[], tc_retimm_call[], tc_retimm_back[], tc_lret[], tc_lret_to[],
+    tc_retf_ret[];
 extern const char tc_retimm_fn[], tc_retimm_insn[];
 extern const char tc_int[], tc_int3[], tc_int3_back[], tc_intn[], tc_intn_back[], tc_int_ret[];
 extern const char tc_fault[], tc_ud[], tc_ud_fix[], tc_pf[], tc_pf_fix[], tc_fault_ret[];
 extern const char tc_ipi_xapic[], tc_ipi_xapic_sled[], tc_ipi_xapic_ret[];
 extern const char tc_ipi_x2apic[], tc_ipi_x2apic_sled[], tc_ipi_x2apic_ret[];
-extern const char tc_fib[], tc_fib_jb[], tc_fib_base[], tc_fib_call1[], tc_fib_back1[], tc_fib_call2[];
+extern const char tc_fib[], tc_fib_jb[], tc_fib_base[], tc_fib_call1[], tc_fib_back1[],
+    tc_fib_call2[];
 extern const char tc_fib_back2[], tc_fib_ret1[], tc_fib_ret0[];
 
 static struct bts_record got[MAX_RECORDS], want[MAX_RECORDS];
 
 static const struct bts_config ring_cfg = {
-    .hw_records = HW_RECORDS, .mode = BTS_MODE_INTERRUPT, .ring_records = RING_RECORDS,
-    .policy = BTS_POLICY_STOP, .events = BTS_EVENTS_BRANCHES,
+    .hw_records = HW_RECORDS,
+    .mode = BTS_MODE_INTERRUPT,
+    .ring_records = RING_RECORDS,
+    .policy = BTS_POLICY_STOP,
+    .events = BTS_EVENTS_BRANCHES,
     .cpl = BTS_CPL_KERNEL | BTS_CPL_USER,
 };
 
@@ -60,7 +70,9 @@ static void run_and_check(void *fn, void *arg, struct expect *e)
     trace_teardown(&t);
 }
 
-#define EXPECT(e) struct expect e; exp_init(&e, want, MAX_RECORDS)
+#define EXPECT(e)                                                                                  \
+    struct expect e;                                                                               \
+    exp_init(&e, want, MAX_RECORDS)
 
 TEST(bts, jmp, "jmp rel8 and rel32: one record each", 0)
 {
@@ -136,8 +148,8 @@ TEST(bts, jump_table, "a jump table: each case's path", 0)
 {
     if (!bts_require())
         return;
-    const char *const cases[] = { tc_jtab_c0, tc_jtab_c1, tc_jtab_c2 };
-    const char *const exits[] = { tc_jtab_j0, tc_jtab_j1, NULL };
+    const char *const cases[] = {tc_jtab_c0, tc_jtab_c1, tc_jtab_c2};
+    const char *const exits[] = {tc_jtab_j0, tc_jtab_j1, NULL};
     for (uint64_t i = 0; i < 3 && !test_failed(); i++) {
         EXPECT(e);
         exp_prologue(&e, tc_jtab);
@@ -164,7 +176,10 @@ TEST(bts, ret_imm_far, "ret imm16 and a far return", 0)
     run_and_check((void *)tc_retf, NULL, &e);
 }
 
-static void ignore_trap(struct trap_frame *f) { (void)f; }
+static void ignore_trap(struct trap_frame *f)
+{
+    (void)f;
+}
 
 TEST(bts, int3_intn, "int3 and int n: the transfer to the handler and the iretq back", 0)
 {
@@ -218,7 +233,7 @@ TEST(bts, self_ipi, "a self-IPI arriving inside traced code is recorded where it
     uint64_t icr = (rdmsr(MSR_IA32_APIC_BASE) & APIC_BASE_ADDR_MASK) + APIC_ICR_LO;
     uint64_t val = x2 ? VEC_TEST_IPI : (APIC_ICR_SELF | APIC_ICR_ASSERT | VEC_TEST_IPI);
 
-    uint64_t args[2] = { icr, val };
+    uint64_t args[2] = {icr, val};
     struct bts_trace t;
     if (trace_setup(&t, &ring_cfg)) {
         int err = bts_run(&t, (void (*)(void *))fn, args);
@@ -262,8 +277,8 @@ static void fib_expect(struct expect *e, uint64_t n, uint64_t ret_to)
     exp_add(e, LBL(tc_fib_ret1), ret_to);
 }
 
-#define FIB_N           10
-#define FIB_N_RECORDS   442     /* 88 inner calls x 3 + 89 leaves x 2, worked out by hand */
+#define FIB_N         10
+#define FIB_N_RECORDS 442 /* 88 inner calls x 3 + 89 leaves x 2, worked out by hand */
 
 TEST(bts, fib, "recursive fib(10): exact record count and sequence", 0)
 {
@@ -285,7 +300,11 @@ TEST(bts, fib, "recursive fib(10): exact record count and sequence", 0)
  * interrupts are left out: with CPL-0 recording the hardware also records the handlers, which
  * the model by design does not (docs/model.md).
  */
-struct diff_case { const char *name; const void *fn; uint64_t arg; };
+struct diff_case {
+    const char *name;
+    const void *fn;
+    uint64_t arg;
+};
 
 static int64_t run_on(const struct bts_backend *b, const struct diff_case *c,
                       struct bts_record *out)
@@ -309,16 +328,14 @@ TEST(bts, differential, "hardware BTS and the model record the same branches", 0
         return;
     }
     const struct diff_case cases[] = {
-        { "jmp", tc_jmp, 0 }, { "jcc", tc_jcc, 1 }, { "loop", tc_loop, 0 },
-        { "call", tc_call, 0 }, { "indirect", tc_ind, 0 }, { "jtab", tc_jtab, 1 },
-        { "retf", tc_retf, 0 }, { "fib", tc_fib, 7 },
+        {"jmp", tc_jmp, 0},      {"jcc", tc_jcc, 1},   {"loop", tc_loop, 0}, {"call", tc_call, 0},
+        {"indirect", tc_ind, 0}, {"jtab", tc_jtab, 1}, {"retf", tc_retf, 0}, {"fib", tc_fib, 7},
     };
     const struct bts_backend *orig = bts_backend();
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int64_t nh = run_on(&bts_backend_hw, &cases[i], got);
         int64_t nm = run_on(&bts_backend_model, &cases[i], want);
-        if (!CHECK(nh > 2 && nm > 2, "%s: %ld hardware, %ld model records", cases[i].name, nh,
-                   nm))
+        if (!CHECK(nh > 2 && nm > 2, "%s: %ld hardware, %ld model records", cases[i].name, nh, nm))
             continue;
         CHECK(nh == nm, "%s: %ld hardware records, %ld model records", cases[i].name, nh, nm);
         for (int64_t k = 1; k < nh - 1 && k < nm - 1; k++)

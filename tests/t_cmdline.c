@@ -15,13 +15,15 @@ TEST(cmdline, accepts, "every documented option parses", 0)
     char err[ERR_LEN] = "";
     cmdline_defaults(&o);
     int rc = cmdline_parse("tests=boot.*,apic.?elf_ipi backend=model seed=0x2a verbose "
-                           "exit=halt pmi=nmi apic=xapic console=serial", &o, err, sizeof(err));
+                           "exit=halt pmi=nmi apic=xapic console=serial",
+                           &o, err, sizeof(err));
     if (!CHECK(rc == 0, "rejected: %s", err))
         return;
     CHECK_EQ(o.nglobs, 2);
     CHECK(o.backend == BACKEND_MODEL && o.seed == 42 && o.seed_set && o.verbose, "values wrong");
     CHECK(o.exit == EXIT_HALT && o.pmi == PMI_NMI && o.apic == APIC_MODE_XAPIC &&
-              o.console == CONSOLE_SERIAL, "enums wrong");
+              o.console == CONSOLE_SERIAL,
+          "enums wrong");
     CHECK(cmdline_selects(&o, "boot.memmap") && cmdline_selects(&o, "apic.self_ipi"),
           "globs do not select");
     CHECK(!cmdline_selects(&o, "apic.timer_rate"), "glob selects too much");
@@ -30,8 +32,17 @@ TEST(cmdline, accepts, "every documented option parses", 0)
 TEST(cmdline, rejects, "bad options are named and change nothing", 0)
 {
     static const char *const bad[] = {
-        "frobnicate", "backend=fast", "seed=12x", "seed=99999999999999999999", "seed=1 seed=2",
-        "tests=", "tests=a,,b", "exit=", "=1", "verbose=2", "console=vga",
+        "frobnicate",
+        "backend=fast",
+        "seed=12x",
+        "seed=99999999999999999999",
+        "seed=1 seed=2",
+        "tests=",
+        "tests=a,,b",
+        "exit=",
+        "=1",
+        "verbose=2",
+        "console=vga",
     };
     for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct btsx_options o, before;

@@ -13,9 +13,9 @@
 #include "tests/btscheck.h"
 #include "tests/test.h"
 
-#define TC_CHAIN_LEN    64          /* tests/bts_code.S */
-#define CHAIN_STEP      2           /* each link is EB 00 */
-#define MAX_RECORDS     4096
+#define TC_CHAIN_LEN 64 /* tests/bts_code.S */
+#define CHAIN_STEP   2  /* each link is EB 00 */
+#define MAX_RECORDS  4096
 
 extern const char tc_chain[], tc_chain_ret[];
 extern const char tc_spin[], tc_spin_top[], tc_spin_jnz[], tc_spin_ret[];
@@ -34,8 +34,10 @@ static void chain_expect(struct expect *e)
 
 static void circular_case(uint32_t n)
 {
-    struct bts_config cfg = { .hw_records = n, .mode = BTS_MODE_CIRCULAR,
-                              .events = BTS_EVENTS_BRANCHES, .cpl = BTS_CPL_KERNEL };
+    struct bts_config cfg = {.hw_records = n,
+                             .mode = BTS_MODE_CIRCULAR,
+                             .events = BTS_EVENTS_BRANCHES,
+                             .cpl = BTS_CPL_KERNEL};
     struct bts_trace t;
     if (!trace_setup(&t, &cfg))
         return;
@@ -70,9 +72,11 @@ TEST(ds, circular_min, "the 2-record minimum buffer works, 1 record is refused",
     if (!bts_require())
         return;
     circular_case(2);
-    struct bts_trace t = { 0 };
-    struct bts_config cfg = { .hw_records = 1, .mode = BTS_MODE_CIRCULAR,
-                              .events = BTS_EVENTS_BRANCHES, .cpl = BTS_CPL_KERNEL };
+    struct bts_trace t = {0};
+    struct bts_config cfg = {.hw_records = 1,
+                             .mode = BTS_MODE_CIRCULAR,
+                             .events = BTS_EVENTS_BRANCHES,
+                             .cpl = BTS_CPL_KERNEL};
     CHECK_EQ(bts_configure(&t, &cfg), E_RANGE);
     CHECK(!t.configured, "a refused configuration left the trace configured");
 }
@@ -80,10 +84,13 @@ TEST(ds, circular_min, "the 2-record minimum buffer works, 1 record is refused",
 /* Interrupt mode: the PMI count and where each PMI finds the index. */
 static void pmi_case(uint32_t n, uint32_t thresh)
 {
-    struct bts_config cfg = { .hw_records = n, .thresh_records = thresh,
-                              .mode = BTS_MODE_INTERRUPT, .ring_records = MAX_RECORDS,
-                              .policy = BTS_POLICY_STOP, .events = BTS_EVENTS_BRANCHES,
-                              .cpl = BTS_CPL_KERNEL };
+    struct bts_config cfg = {.hw_records = n,
+                             .thresh_records = thresh,
+                             .mode = BTS_MODE_INTERRUPT,
+                             .ring_records = MAX_RECORDS,
+                             .policy = BTS_POLICY_STOP,
+                             .events = BTS_EVENTS_BRANCHES,
+                             .cpl = BTS_CPL_KERNEL};
     struct bts_trace t;
     if (!trace_setup(&t, &cfg))
         return;
@@ -100,9 +107,8 @@ static void pmi_case(uint32_t n, uint32_t thresh)
     CHECK(t.pmis == pmis, "N=%u threshold=%u: %lu PMIs, expected %lu", n, thresh, t.pmis, pmis);
     CHECK_EQ(bts_spurious_pmis(), spurious);
     CHECK(t.pmi_at_min == at_entry && t.pmi_at_max == at_entry,
-          "PMIs found the index at %lu..%lu records, expected %lu (threshold %u%s)",
-          t.pmi_at_min, t.pmi_at_max, at_entry, thresh,
-          pmi_is_nmi() ? "" : " + the PMI's own entry record");
+          "PMIs found the index at %lu..%lu records, expected %lu (threshold %u%s)", t.pmi_at_min,
+          t.pmi_at_max, at_entry, thresh, pmi_is_nmi() ? "" : " + the PMI's own entry record");
     int64_t k = trace_collect(&t, got, MAX_RECORDS);
     if (k >= 0 && bts_backend() != &bts_backend_hw)
         exp_match(got, (size_t)k, &e);
@@ -114,7 +120,7 @@ TEST(ds, pmi_count, "interrupt mode: the expected number of PMIs, each at the th
     if (!bts_require())
         return;
     pmi_case(16, 8);
-    pmi_case(16, 15);       /* threshold = maximum - 1 record */
+    pmi_case(16, 15); /* threshold = maximum - 1 record */
     pmi_case(32, 30);
 }
 
@@ -122,9 +128,12 @@ TEST(ds, disable_enable_clear, "disable stops at once, enable resumes, clear emp
 {
     if (!bts_require())
         return;
-    struct bts_config cfg = { .hw_records = 256, .mode = BTS_MODE_INTERRUPT,
-                              .ring_records = MAX_RECORDS, .policy = BTS_POLICY_STOP,
-                              .events = BTS_EVENTS_BRANCHES, .cpl = BTS_CPL_KERNEL };
+    struct bts_config cfg = {.hw_records = 256,
+                             .mode = BTS_MODE_INTERRUPT,
+                             .ring_records = MAX_RECORDS,
+                             .policy = BTS_POLICY_STOP,
+                             .events = BTS_EVENTS_BRANCHES,
+                             .cpl = BTS_CPL_KERNEL};
     struct bts_trace t;
     if (!trace_setup(&t, &cfg))
         return;
@@ -151,9 +160,12 @@ TEST(ds, api, "get, get range, drain: decoded records in order", 0)
 {
     if (!bts_require())
         return;
-    struct bts_config cfg = { .hw_records = 64, .mode = BTS_MODE_INTERRUPT, .ring_records = 512,
-                              .policy = BTS_POLICY_WRAP, .events = BTS_EVENTS_BRANCHES,
-                              .cpl = BTS_CPL_KERNEL };
+    struct bts_config cfg = {.hw_records = 64,
+                             .mode = BTS_MODE_INTERRUPT,
+                             .ring_records = 512,
+                             .policy = BTS_POLICY_WRAP,
+                             .events = BTS_EVENTS_BRANCHES,
+                             .cpl = BTS_CPL_KERNEL};
     struct bts_trace t;
     if (!trace_setup(&t, &cfg))
         return;
@@ -186,17 +198,28 @@ TEST(ds, invalid_config, "each invalid configuration has its own error and chang
 {
     if (!bts_require())
         return;
-    const struct bts_config good = { .hw_records = 64, .mode = BTS_MODE_INTERRUPT,
-                                     .ring_records = 256, .policy = BTS_POLICY_WRAP,
-                                     .events = BTS_EVENTS_BRANCHES, .cpl = BTS_CPL_KERNEL };
+    const struct bts_config good = {.hw_records = 64,
+                                    .mode = BTS_MODE_INTERRUPT,
+                                    .ring_records = 256,
+                                    .policy = BTS_POLICY_WRAP,
+                                    .events = BTS_EVENTS_BRANCHES,
+                                    .cpl = BTS_CPL_KERNEL};
     struct bts_trace t;
     if (!trace_setup(&t, &good))
         return;
-    struct { const char *what; struct bts_config c; int err; } bad[] = {
-        { "1-record buffer", good, E_RANGE }, { "threshold at the maximum", good, E_RANGE },
-        { "no ring in interrupt mode", good, E_RANGE }, { "ring in circular mode", good, E_INVAL },
-        { "unknown policy", good, E_INVAL }, { "unknown CPL bit", good, E_INVAL },
-        { "unknown event bit", good, E_INVAL }, { "over the quota", good, E_QUOTA },
+    struct {
+        const char *what;
+        struct bts_config c;
+        int err;
+    } bad[] = {
+        {"1-record buffer", good, E_RANGE},
+        {"threshold at the maximum", good, E_RANGE},
+        {"no ring in interrupt mode", good, E_RANGE},
+        {"ring in circular mode", good, E_INVAL},
+        {"unknown policy", good, E_INVAL},
+        {"unknown CPL bit", good, E_INVAL},
+        {"unknown event bit", good, E_INVAL},
+        {"over the quota", good, E_QUOTA},
     };
     bad[0].c.hw_records = 1;
     bad[1].c.thresh_records = 64;
@@ -219,9 +242,11 @@ TEST(ds, invalid_config, "each invalid configuration has its own error and chang
     memset(&ds, 0x5A, sizeof(ds));
     ds0 = ds;
     CHECK_EQ(ds_layout_bts(&ds, 0x200000, 10 * BTS_RECORD_SIZE + 8, BTS_THRESH_CIRCULAR,
-                           BTS_MODE_CIRCULAR), E_ALIGN);
+                           BTS_MODE_CIRCULAR),
+             E_ALIGN);
     CHECK_EQ(ds_layout_bts(&ds, 0x200000, 10 * BTS_RECORD_SIZE, 5 * BTS_RECORD_SIZE + 4,
-                           BTS_MODE_INTERRUPT), E_ALIGN);
+                           BTS_MODE_INTERRUPT),
+             E_ALIGN);
     CHECK(memcmp(&ds, &ds0, sizeof(ds)) == 0, "a refused layout wrote the DS area");
     /* Reconfiguring while recording is refused too. */
     t.enabled = true;
@@ -237,9 +262,12 @@ TEST(ds, spurious_pmi, "a PMI with the index below the threshold is counted and 
 {
     if (!bts_require())
         return;
-    struct bts_config cfg = { .hw_records = 64, .mode = BTS_MODE_INTERRUPT, .ring_records = 256,
-                              .policy = BTS_POLICY_WRAP, .events = BTS_EVENTS_BRANCHES,
-                              .cpl = BTS_CPL_KERNEL };
+    struct bts_config cfg = {.hw_records = 64,
+                             .mode = BTS_MODE_INTERRUPT,
+                             .ring_records = 256,
+                             .policy = BTS_POLICY_WRAP,
+                             .events = BTS_EVENTS_BRANCHES,
+                             .cpl = BTS_CPL_KERNEL};
     struct bts_trace t;
     if (!trace_setup(&t, &cfg))
         return;
@@ -266,11 +294,11 @@ TEST(ds, spurious_pmi, "a PMI with the index below the threshold is counted and 
 #define STREAM_RING     4096
 
 struct stream_check {
-    uint64_t seen;          /* records looked at */
-    uint64_t jnz;           /* loop records matched, in order */
-    uint64_t pmi_records;   /* PMI entry and IRETQ records */
-    uint64_t bad;           /* records that fit nowhere */
-    int stage;              /* 0 prologue, 1 loop, 2 after the loop */
+    uint64_t seen;        /* records looked at */
+    uint64_t jnz;         /* loop records matched, in order */
+    uint64_t pmi_records; /* PMI entry and IRETQ records */
+    uint64_t bad;         /* records that fit nowhere */
+    int stage;            /* 0 prologue, 1 loop, 2 after the loop */
     struct bts_record first_bad;
 };
 
@@ -293,7 +321,7 @@ static void stream_feed(struct stream_check *c, const struct bts_record *r, int6
             ok = x->to == LBL(bts_run_returned);
             c->stage = 2;
         } else {
-            ok = c->stage != 1;     /* the prologue and epilogue are checked elsewhere */
+            ok = c->stage != 1; /* the prologue and epilogue are checked elsewhere */
         }
         if (!ok && c->bad++ == 0)
             c->first_bad = *x;
@@ -314,14 +342,17 @@ TEST(ds, stream, "stream: 1,000,000 branches through a 64-record buffer, none lo
 {
     if (!bts_require())
         return;
-    struct bts_config cfg = { .hw_records = STREAM_HW, .thresh_records = STREAM_THRESH,
-                              .mode = BTS_MODE_INTERRUPT, .ring_records = STREAM_RING,
-                              .policy = BTS_POLICY_STREAM, .events = BTS_EVENTS_BRANCHES,
-                              .cpl = BTS_CPL_KERNEL };
+    struct bts_config cfg = {.hw_records = STREAM_HW,
+                             .thresh_records = STREAM_THRESH,
+                             .mode = BTS_MODE_INTERRUPT,
+                             .ring_records = STREAM_RING,
+                             .policy = BTS_POLICY_STREAM,
+                             .events = BTS_EVENTS_BRANCHES,
+                             .cpl = BTS_CPL_KERNEL};
     struct bts_trace t;
     if (!trace_setup(&t, &cfg))
         return;
-    struct stream_check c = { 0 };
+    struct stream_check c = {0};
     bts_set_callbacks(&t, stream_drain, NULL, &c);
     uint64_t t0 = rdtsc();
     bts_run(&t, (void (*)(void *))tc_spin, (void *)(STREAM_BRANCHES + 1));

@@ -10,7 +10,7 @@
 #include "kernel/trap.h"
 #include "tests/test.h"
 
-#define MSR_X2APIC_ID   0x802   /* #GP in xAPIC mode; read-only (#GP on write) in x2APIC mode */
+#define MSR_X2APIC_ID 0x802 /* #GP in xAPIC mode; read-only (#GP on write) in x2APIC mode */
 
 TEST(msr, read_known, "rdmsr_safe reads an architectural MSR like rdmsr", 0)
 {
@@ -70,8 +70,7 @@ TEST(msr, extable_ud, "the fixup table also resumes after an invalid opcode", 0)
     __asm__ volatile("1: ud2\n2:\n\t"
                      ".pushsection .fixup, \"ax\"\n"
                      "3: movl $1, %0\n\tjmp 2b\n\t"
-                     ".popsection\n\t"
-                     EXTABLE_ENTRY(1b, 3b)
+                     ".popsection\n\t" EXTABLE_ENTRY(1b, 3b)
                      : "+r"(reached));
     CHECK(reached == 1, "fixup not taken");
     CHECK_EQ(extable_last_vector, VEC_UD);

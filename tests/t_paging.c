@@ -10,8 +10,8 @@
 #include "kernel/user.h"
 #include "tests/test.h"
 
-#define USER_CODE_VA    USER_BASE
-#define USER_STACK_VA   (USER_BASE + 0x10000)
+#define USER_CODE_VA  USER_BASE
+#define USER_STACK_VA (USER_BASE + 0x10000)
 
 static void check_pf(const struct fault_info *f, unsigned want_err, unsigned mask, uint64_t cr2)
 {
@@ -21,9 +21,18 @@ static void check_pf(const struct fault_info *f, unsigned want_err, unsigned mas
     CHECK_EQ(f->cr2, cr2);
 }
 
-static void write_byte(void *p) { *(volatile uint8_t *)p = 0xCC; }
-static void read_byte(void *p) { (void)*(volatile uint8_t *)p; }
-static void call_at(void *p) { ((void (*)(void))p)(); }
+static void write_byte(void *p)
+{
+    *(volatile uint8_t *)p = 0xCC;
+}
+static void read_byte(void *p)
+{
+    (void)*(volatile uint8_t *)p;
+}
+static void call_at(void *p)
+{
+    ((void (*)(void))p)();
+}
 
 TEST(paging, write_text, "writing kernel text faults and leaves it unchanged", 0)
 {
@@ -52,7 +61,7 @@ TEST(paging, exec_data, "executing from data faults (NX)", 0)
         test_skip("no NX (CPUID.80000001H:EDX.NX=0)");
         return;
     }
-    static uint8_t code[16] = { 0xC3 };     /* ret, in .data */
+    static uint8_t code[16] = {0xC3}; /* ret, in .data */
     struct fault_info f;
     if (!CHECK(test_expect_fault(call_at, code, &f), "executing .data did not fault"))
         return;
@@ -95,7 +104,10 @@ static void user_env_free(struct user_env *u)
         pages_free(u->stack, 1);
 }
 
-struct user_run { struct user_env *env; uint64_t arg; };
+struct user_run {
+    struct user_env *env;
+    uint64_t arg;
+};
 
 static void run_user(void *p)
 {
@@ -106,10 +118,10 @@ static void run_user(void *p)
 
 TEST(paging, user_reads_kernel, "user mode reading kernel memory faults", 0)
 {
-    static const uint8_t code[] = { 0x48, 0x8B, 0x07, 0x0F, 0x0B };    /* mov (%rdi),%rax; ud2 */
-    struct user_env u = { 0 };
+    static const uint8_t code[] = {0x48, 0x8B, 0x07, 0x0F, 0x0B}; /* mov (%rdi),%rax; ud2 */
+    struct user_env u = {0};
     if (CHECK(user_env_make(&u, code, sizeof(code)), "cannot build the user address space")) {
-        struct user_run r = { &u, (uint64_t)&kernel_as };
+        struct user_run r = {&u, (uint64_t)&kernel_as};
         struct fault_info f;
         if (CHECK(test_expect_fault(run_user, &r, &f), "user code returned")) {
             CHECK(f.user, "the fault was not taken at CPL 3");
@@ -121,10 +133,10 @@ TEST(paging, user_reads_kernel, "user mode reading kernel memory faults", 0)
 
 TEST(paging, user_runs, "user mode runs its own code (and reaches its ud2)", 0)
 {
-    static const uint8_t code[] = { 0x48, 0x89, 0xE0, 0x0F, 0x0B };    /* mov %rsp,%rax; ud2 */
-    struct user_env u = { 0 };
+    static const uint8_t code[] = {0x48, 0x89, 0xE0, 0x0F, 0x0B}; /* mov %rsp,%rax; ud2 */
+    struct user_env u = {0};
     if (CHECK(user_env_make(&u, code, sizeof(code)), "cannot build the user address space")) {
-        struct user_run r = { &u, 0 };
+        struct user_run r = {&u, 0};
         struct fault_info f;
         if (CHECK(test_expect_fault(run_user, &r, &f), "user code returned")) {
             CHECK(f.vector == VEC_UD && f.user, "vector %u user %d, expected #UD at CPL 3",
@@ -147,10 +159,10 @@ static void kernel_touch_user(void *p)
 
 static void smep_smap_case(bool exec)
 {
-    static const uint8_t code[] = { 0xC3 };
-    struct user_env u = { 0 };
+    static const uint8_t code[] = {0xC3};
+    struct user_env u = {0};
     if (CHECK(user_env_make(&u, code, sizeof(code)), "cannot build the user address space")) {
-        struct user_run r = { &u, exec };
+        struct user_run r = {&u, exec};
         struct fault_info f;
         if (CHECK(test_expect_fault(kernel_touch_user, &r, &f), "kernel touched a user page"))
             check_pf(&f, PF_ERR_P | (exec ? PF_ERR_I : 0), PF_ERR_P | PF_ERR_I | PF_ERR_U,

@@ -12,9 +12,9 @@
 #include "tests/test.h"
 #include "tests/usertest.h"
 
-#define ORDER_TASKS     3
-#define ORDER_ROUNDS    3
-#define SLEEP_MS        20
+#define ORDER_TASKS  3
+#define ORDER_ROUNDS 3
+#define SLEEP_MS     20
 
 static unsigned order_log[ORDER_TASKS * ORDER_ROUNDS], order_len;
 
@@ -62,7 +62,7 @@ TEST(sched, sleep, "a task sleeps N ms on the LAPIC timer while others run", 0)
         return;
     unsigned spins = 0;
     while (!woke_at && spins < 1000000) {
-        task_yield();       /* the runner keeps running while the sleeper sleeps */
+        task_yield(); /* the runner keeps running while the sleeper sleeps */
         spins++;
     }
     task_join(t, NULL);
@@ -150,9 +150,11 @@ TEST(sched, protection, "user tasks cannot touch the kernel, other tasks or trac
     if (!other)
         return;
     uint64_t other_page = as_lookup(&other->as, USER_DATA_VA) & PTE_ADDR_MASK;
-    struct bts_trace tr = { 0 };
-    struct bts_config cfg = { .hw_records = 64, .mode = BTS_MODE_CIRCULAR,
-                              .events = BTS_EVENTS_BRANCHES, .cpl = BTS_CPL_USER };
+    struct bts_trace tr = {0};
+    struct bts_config cfg = {.hw_records = 64,
+                             .mode = BTS_MODE_CIRCULAR,
+                             .events = BTS_EVENTS_BRANCHES,
+                             .cpl = BTS_CPL_USER};
     int err = bts_configure(&tr, &cfg);
     CHECK(err == 0, "trace: %s", err_name(err));
 

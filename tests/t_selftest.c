@@ -11,7 +11,7 @@
 TEST_FLAGS(selftest, fault, "dereferences a bad pointer", 0, TEST_FLAG_SELFTEST)
 {
     uintptr_t bad = 0x8;
-    __asm__("" : "+r"(bad));    /* hide the constant: the compiler must not judge it */
+    __asm__("" : "+r"(bad)); /* hide the constant: the compiler must not judge it */
     *(volatile uint64_t *)bad = 1;
     test_diag("still running after the fault: the framework is broken");
 }

@@ -19,13 +19,13 @@
 #include "tests/test.h"
 #include "tests/usertest.h"
 
-#define ISO_TASKS       8
-#define ISO_ROUNDS      3
-#define STRESS_TASKS    64
-#define STRESS_ROUNDS   160         /* 64 x 160 yields: over 10,000 switches */
-#define MAX_RECORDS     8192
+#define ISO_TASKS     8
+#define ISO_ROUNDS    3
+#define STRESS_TASKS  64
+#define STRESS_ROUNDS 160 /* 64 x 160 yields: over 10,000 switches */
+#define MAX_RECORDS   8192
 /* KTAP names bts.task.*, as the suite is called. */
-#define TASK_TEST(case, description, timeout) \
+#define TASK_TEST(case, description, timeout)                                                      \
     TEST_DEFINE(bts_task_##case, "bts.task." #case, description, timeout, 0)
 
 static struct bts_record got[MAX_RECORDS], want[MAX_RECORDS];
@@ -34,9 +34,12 @@ static struct bts_trace *task_trace(unsigned hw, unsigned ring, enum bts_policy 
                                     unsigned events, unsigned cpl)
 {
     struct bts_trace *t = kzalloc(sizeof(*t));
-    struct bts_config cfg = { .hw_records = hw, .mode = BTS_MODE_INTERRUPT,
-                              .ring_records = ring, .policy = policy, .events = events,
-                              .cpl = cpl };
+    struct bts_config cfg = {.hw_records = hw,
+                             .mode = BTS_MODE_INTERRUPT,
+                             .ring_records = ring,
+                             .policy = policy,
+                             .events = events,
+                             .cpl = cpl};
     int err = t ? bts_configure(t, &cfg) : E_NOMEM;
     if (err) {
         test_fail("trace: %s", err_name(err));
@@ -126,8 +129,7 @@ TASK_TEST(isolation, "8 interleaved tasks: each trace holds exactly its own bran
     for (unsigned j = 0; j + 1 < nlog; j++)
         if (log[j].to != 0 && log[j + 1].to != 0)
             turns += log[j + 1].to == log[j].to + 1;
-    CHECK(turns >= ISO_TASKS * (ISO_ROUNDS - 1), "tasks did not alternate round-robin (%u)",
-          turns);
+    CHECK(turns >= ISO_TASKS * (ISO_ROUNDS - 1), "tasks did not alternate round-robin (%u)", turns);
     for (unsigned i = 0; i < ISO_TASKS; i++) {
         task_join(tk[i], NULL);
         trace_free(tr[i]);
@@ -143,8 +145,8 @@ TASK_TEST(timestamps, "arrivals and departures pair up and follow the switch log
     struct bts_trace *tr[TASKS];
     static struct switch_log_entry log[SWITCH_LOG_LEN];
     for (unsigned i = 0; i < TASKS; i++) {
-        tr[i] = task_trace(256, 1024, BTS_POLICY_STOP,
-                           BTS_EVENTS_BRANCHES | BTS_EVENTS_TIMESTAMPS, BTS_CPL_USER);
+        tr[i] = task_trace(256, 1024, BTS_POLICY_STOP, BTS_EVENTS_BRANCHES | BTS_EVENTS_TIMESTAMPS,
+                           BTS_CPL_USER);
         tk[i] = user_task("ts", USER_PROG(uc_iso), 2, ROUNDS);
         if (!tr[i] || !tk[i])
             return;
@@ -178,8 +180,10 @@ TASK_TEST(timestamps, "arrivals and departures pair up and follow the switch log
             }
             if (CHECK(j < nlog, "task %u: no logged switch for timestamp %ld", id, r)) {
                 uint64_t hi = j + 1 < nlog ? log[j + 1].tsc : UINT64_MAX;
-                CHECK(log[j].tsc <= tsc && tsc <= hi, "task %u: timestamp %ld outside its "
-                      "switch (%lu not in %lu..%lu)", id, r, tsc, log[j].tsc, hi);
+                CHECK(log[j].tsc <= tsc && tsc <= hi,
+                      "task %u: timestamp %ld outside its "
+                      "switch (%lu not in %lu..%lu)",
+                      id, r, tsc, log[j].tsc, hi);
             }
             arrive ? arrivals++ : departures++;
         }
@@ -215,7 +219,10 @@ static int64_t run_sys(unsigned cpl, struct bts_record *out)
     return n;
 }
 
-static bool user_addr(uint64_t a) { return a >= USER_BASE && a < USER_END; }
+static bool user_addr(uint64_t a)
+{
+    return a >= USER_BASE && a < USER_END;
+}
 
 static int64_t find(const struct bts_record *r, int64_t n, int64_t from_i, uint64_t from,
                     uint64_t to)
@@ -244,8 +251,7 @@ TASK_TEST(cpl_filter, "BTS_OFF_OS / BTS_OFF_USR select user or kernel transfers"
     if (n >= 0 && model)
         exp_match(got, (size_t)n, &e);
     for (int64_t i = 0; i < n; i++)
-        CHECK(user_addr(got[i].to), "OFF_OS: record %ld lands in the kernel (%#lx)", i,
-              got[i].to);
+        CHECK(user_addr(got[i].to), "OFF_OS: record %ld lands in the kernel (%#lx)", i, got[i].to);
 
     /* Kernel only (BTS_OFF_USR): every record lands at CPL 0; the SYSCALL is one of them. */
     n = run_sys(BTS_CPL_KERNEL, got);
@@ -283,7 +289,7 @@ TASK_TEST(syscall_records, "SYSCALL and SYSRET records name the entry and return
     CHECK(r > s, "no record {SYSRETQ -> the instruction after the SYSCALL} after it");
     if (r > 0 && r + 1 < n)
         CHECK(got[r + 1].from == UADDR(uc_sys, uc_sys_j2), "the user's next branch does not "
-              "follow the SYSRET record");
+                                                           "follow the SYSRET record");
 }
 
 TASK_TEST(stress, "64 traced tasks, 10,000 switches: exact counts per task", 600000)
@@ -294,8 +300,8 @@ TASK_TEST(stress, "64 traced tasks, 10,000 switches: exact counts per task", 600
     static struct bts_trace *tr[STRESS_TASKS];
     uint64_t s0 = sched_switches(), t0 = rdtsc();
     for (unsigned i = 0; i < STRESS_TASKS; i++) {
-        tr[i] = task_trace(256, 4096, BTS_POLICY_STOP,
-                           BTS_EVENTS_BRANCHES | BTS_EVENTS_TIMESTAMPS, BTS_CPL_USER);
+        tr[i] = task_trace(256, 4096, BTS_POLICY_STOP, BTS_EVENTS_BRANCHES | BTS_EVENTS_TIMESTAMPS,
+                           BTS_CPL_USER);
         tk[i] = user_task("stress", USER_PROG(uc_iso), 1 + i % 8, STRESS_ROUNDS);
         if (!tr[i] || !tk[i])
             return;
@@ -315,11 +321,13 @@ TASK_TEST(stress, "64 traced tasks, 10,000 switches: exact counts per task", 600
         struct bts_status st;
         bts_status(tr[i], &st);
         CHECK(st.lost == 0, "task %u lost %lu records", tk[i]->id, st.lost);
-        CHECK((uint64_t)n == want_branches, "task %u: %ld branch records, expected %lu",
-              tk[i]->id, n, want_branches);
+        CHECK((uint64_t)n == want_branches, "task %u: %ld branch records, expected %lu", tk[i]->id,
+              n, want_branches);
         /* It runs once per round plus its first arrival; it leaves as often as it came. */
-        CHECK(a == STRESS_ROUNDS + 1 && d == a, "task %u: %lu arrivals, %lu departures, "
-              "expected %u each", tk[i]->id, a, d, STRESS_ROUNDS + 1);
+        CHECK(a == STRESS_ROUNDS + 1 && d == a,
+              "task %u: %lu arrivals, %lu departures, "
+              "expected %u each",
+              tk[i]->id, a, d, STRESS_ROUNDS + 1);
         if (test_failed())
             break;
     }
@@ -329,15 +337,13 @@ TASK_TEST(stress, "64 traced tasks, 10,000 switches: exact counts per task", 600
     }
 }
 
-#define STREAM_LOOPS    2000001ULL  /* 2,000,000 taken JNZs */
+#define STREAM_LOOPS 2000001ULL /* 2,000,000 taken JNZs */
 
-TASK_TEST(stream, "stream: a tracer drains a 64-record ring, 2M branches, none lost",
-     600000)
+TASK_TEST(stream, "stream: a tracer drains a 64-record ring, 2M branches, none lost", 600000)
 {
     if (!bts_require())
         return;
-    struct bts_trace *tr = task_trace(32, 64, BTS_POLICY_STREAM, BTS_EVENTS_BRANCHES,
-                                      BTS_CPL_USER);
+    struct bts_trace *tr = task_trace(32, 64, BTS_POLICY_STREAM, BTS_EVENTS_BRANCHES, BTS_CPL_USER);
     struct task *tk = user_task("tracee", USER_PROG(uc_spin), STREAM_LOOPS, 0);
     if (!tr || !tk)
         return;
@@ -356,12 +362,13 @@ TASK_TEST(stream, "stream: a tracer drains a 64-record ring, 2M branches, none l
             for (int64_t i = 0; i < n; i++) {
                 const struct bts_record *r = &chunk[i];
                 if (first) {
-                    ok &= r->from == LBL(user_enter_iretq) && r->to == UADDR(uc_spin, uc_spin_start);
+                    ok &=
+                        r->from == LBL(user_enter_iretq) && r->to == UADDR(uc_spin, uc_spin_start);
                     first = false;
                 } else if (r->from == from && r->to == to) {
                     jnz++;
                 } else if (r->from == LBL(isr_iretq)) {
-                    irets++;        /* the PMI's return to the tracee, mid-loop */
+                    irets++; /* the PMI's return to the tracee, mid-loop */
                 } else {
                     other++;
                 }
@@ -377,8 +384,9 @@ TASK_TEST(stream, "stream: a tracer drains a 64-record ring, 2M branches, none l
     int status = -1;
     task_join(tk, &status);
     test_diag("stream pair: %lu branches in %lu ms (%lu records/s), %lu PMIs, %lu waits, "
-              "%lu lost", jnz, us / 1000, us ? (jnz + irets) * 1000000 / us : 0, st.pmis,
-              st.stream_waits, st.lost);
+              "%lu lost",
+              jnz, us / 1000, us ? (jnz + irets) * 1000000 / us : 0, st.pmis, st.stream_waits,
+              st.lost);
     CHECK(ok, "the first record is not the entry into the tracee");
     CHECK_EQ(st.lost, 0);
     CHECK_EQ(jnz, STREAM_LOOPS - 1);
@@ -392,8 +400,8 @@ TASK_TEST(crash, "a traced task's crash report names its last branches", 0)
 {
     if (!bts_require())
         return;
-    struct bts_trace *tr = task_trace(256, 1024, BTS_POLICY_WRAP, BTS_EVENTS_BRANCHES,
-                                      BTS_CPL_USER);
+    struct bts_trace *tr =
+        task_trace(256, 1024, BTS_POLICY_WRAP, BTS_EVENTS_BRANCHES, BTS_CPL_USER);
     struct task *tk = user_task("crash", USER_PROG(uc_crash), 8, 0);
     if (!tr || !tk)
         return;

@@ -13,27 +13,27 @@
 #include "kernel/printf.h"
 
 #define TEST_TIMEOUT_DEFAULT_MS 10000
-#define TEST_FLAG_SELFTEST      (1u << 0)   /* only with selftest=1: built to go wrong */
+#define TEST_FLAG_SELFTEST      (1u << 0) /* only with selftest=1: built to go wrong */
 
 struct test_case {
-    const char *name;       /* "suite.case" */
+    const char *name; /* "suite.case" */
     const char *desc;
     void (*fn)(void);
     unsigned timeout_ms;
     unsigned flags;
-    const char *file;       /* tests run in link order of files, declaration order within */
+    const char *file; /* tests run in link order of files, declaration order within */
     unsigned line;
 };
 
 /* The general form: sym names the C function, name is the KTAP name. */
-#define TEST_DEFINE(sym, name, description, timeout, fl)                                   \
-    static void test_##sym(void);                                                          \
-    static const struct test_case tc_##sym                                                 \
-        __attribute__((used, section(".btsx_tests." #sym), aligned(8))) = {                \
-            name, description, test_##sym, timeout, fl, __FILE__, __LINE__,                \
-    };                                                                                     \
+#define TEST_DEFINE(sym, name, description, timeout, fl)                                           \
+    static void test_##sym(void);                                                                  \
+    static const struct test_case tc_##sym                                                         \
+        __attribute__((used, section(".btsx_tests." #sym), aligned(8))) = {                        \
+            name, description, test_##sym, timeout, fl, __FILE__, __LINE__,                        \
+    };                                                                                             \
     static void test_##sym(void)
-#define TEST_FLAGS(suite, case, description, timeout, fl)                                  \
+#define TEST_FLAGS(suite, case, description, timeout, fl)                                          \
     TEST_DEFINE(suite##_##case, #suite "." #case, description, timeout, fl)
 #define TEST(suite, case, description, timeout) TEST_FLAGS(suite, case, description, timeout, 0)
 
@@ -50,23 +50,23 @@ struct fault_info;
 bool test_expect_fault(void (*fn)(void *), void *arg, struct fault_info *fault);
 bool test_verbose(void);
 
-#define CHECK(cond, ...)                                                                   \
-    ({                                                                                     \
-        bool ok_ = (cond);                                                                 \
-        if (!ok_) {                                                                        \
-            test_diag("check failed at %s:%d: %s", __FILE__, __LINE__, #cond);             \
-            test_fail(__VA_ARGS__);                                                        \
-        }                                                                                  \
-        ok_;                                                                               \
+#define CHECK(cond, ...)                                                                           \
+    ({                                                                                             \
+        bool ok_ = (cond);                                                                         \
+        if (!ok_) {                                                                                \
+            test_diag("check failed at %s:%d: %s", __FILE__, __LINE__, #cond);                     \
+            test_fail(__VA_ARGS__);                                                                \
+        }                                                                                          \
+        ok_;                                                                                       \
     })
-#define CHECK_EQ(a, b)                                                                     \
-    ({                                                                                     \
-        uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                                   \
-        bool ok_ = a_ == b_;                                                               \
-        if (!ok_)                                                                          \
-            test_fail("%s:%d: %s == %#lx, expected %s == %#lx", __FILE__, __LINE__, #a,    \
-                      a_, #b, b_);                                                         \
-        ok_;                                                                               \
+#define CHECK_EQ(a, b)                                                                             \
+    ({                                                                                             \
+        uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                                           \
+        bool ok_ = a_ == b_;                                                                       \
+        if (!ok_)                                                                                  \
+            test_fail("%s:%d: %s == %#lx, expected %s == %#lx", __FILE__, __LINE__, #a, a_, #b,    \
+                      b_);                                                                         \
+        ok_;                                                                                       \
     })
 
 /* The run's pseudo-random numbers (xorshift64*, seeded from `seed=`). */
@@ -79,17 +79,17 @@ struct test_cleanup {
     const char *name;
     void (*fn)(void);
 };
-#define TEST_CLEANUP(fn_)                                                                  \
-    static const struct test_cleanup cleanup_##fn_                                         \
-        __attribute__((used, section(".btsx_cleanup"), aligned(8))) = { #fn_, fn_ }
+#define TEST_CLEANUP(fn_)                                                                          \
+    static const struct test_cleanup cleanup_##fn_                                                 \
+        __attribute__((used, section(".btsx_cleanup"), aligned(8))) = {#fn_, fn_}
 
 /* Header lines other layers add (for example the DS layer's backend choice). */
 struct test_header {
     void (*fn)(void (*line)(const char *fmt, ...));
 };
-#define TEST_HEADER(fn_)                                                                   \
-    static const struct test_header header_##fn_                                           \
-        __attribute__((used, section(".btsx_header"), aligned(8))) = { fn_ }
+#define TEST_HEADER(fn_)                                                                           \
+    static const struct test_header header_##fn_                                                   \
+        __attribute__((used, section(".btsx_header"), aligned(8))) = {fn_}
 
 struct btsx_options;
 /* Runs the selected tests and ends the machine with the contract's exit code. */

@@ -7,12 +7,12 @@
 #include "sched/sched.h"
 
 /* A program is the bytes between its _start and _end labels. */
-#define USER_PROG(p) p##_start, (uint64_t)(p##_end - p##_start)
+#define USER_PROG(p)    p##_start, (uint64_t)(p##_end - p##_start)
 /* Where a label of program p lives in the task's address space. */
 #define UADDR(p, label) (USER_CODE_VA + (uint64_t)(label - p##_start))
 
-extern const char uc_iso_start[], uc_iso_end[], uc_iso_loop[], uc_iso_ijmp[],
-    uc_iso_chain_end[], uc_iso_after_yield[], uc_iso_jnz[];
+extern const char uc_iso_start[], uc_iso_end[], uc_iso_loop[], uc_iso_ijmp[], uc_iso_chain_end[],
+    uc_iso_after_yield[], uc_iso_jnz[];
 extern const char uc_sys_start[], uc_sys_end[], uc_sys_j1[], uc_sys_t1[], uc_sys_call[],
     uc_sys_after[], uc_sys_j2[], uc_sys_t2[];
 extern const char uc_bad_start[], uc_bad_end[];

@@ -80,6 +80,9 @@ const struct bts_backend *bts_backend(void);
 /* False when backend=hw was forced on a machine whose probe failed: why is the reason. */
 bool bts_available(const char **why);
 const char *bts_backend_reason(void);
+/* The erratum that affects this CPU's records ("AAJ122": wrong `from` after power-state
+ * transitions), or NULL. */
+const char *bts_errata(void);
 bool bts_hw_probe_passed(const char **why);
 /* Switches the backend (the differential test); only with recording off. */
 int bts_use_backend(const struct bts_backend *b);

@@ -55,9 +55,10 @@ static void bts_pmi(struct trap_frame *f)
 {
     (void)f;
     const struct bts_backend *b = bts_backend();
-    uint64_t dbg = b->read_debugctl();
-    b->write_debugctl(0); /* 1. stop recording */
-    struct bts_trace *t = bts_current();
+    bool usable = bts_available(NULL);
+    if (usable)
+        b->write_debugctl(0); /* 1. stop recording (first: the handler itself is not traced) */
+    struct bts_trace *t = usable ? bts_current() : NULL;
     if (t && t->configured && t->cfg.mode == BTS_MODE_INTERRUPT &&
         t->ds->bts_index >= t->ds->bts_thresh) {
         uint64_t at = (t->ds->bts_index - t->ds->bts_base) / BTS_RECORD_SIZE;
@@ -74,8 +75,8 @@ static void bts_pmi(struct trap_frame *f)
         apic_eoi(); /* 6. fixed delivery only */
     if (t && t->stopped)
         t->enabled = false; /* the stop policy ended it */
-    else
-        b->write_debugctl(dbg); /* 7. restart */
+    else if (t && t->enabled)
+        b->write_debugctl(t->debugctl); /* 7. restart what the trace asked for */
 }
 
 void bts_pmi_init(bool nmi)

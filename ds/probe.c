@@ -129,6 +129,26 @@ static bool probe_hw(void)
     return true;
 }
 
+/* Errata that make hardware records differ (bts-reference.md §7), by family 6 model. */
+static const struct {
+    uint32_t model;
+    const char *erratum;
+} errata[] = {
+    { 0x1A, "AAJ122" }, { 0x1E, "AAJ122" }, { 0x1F, "AAJ122" }, { 0x2E, "AAJ122" },
+    { 0x25, "AAJ122" }, { 0x2C, "AAJ122" }, { 0x2F, "AAJ122" }, { 0x2A, "AAJ122" },
+    { 0x2D, "AAJ122" }, { 0x3A, "AAJ122" },
+};
+
+const char *bts_errata(void)
+{
+    if (cpu_caps.family != 6 || strcmp(cpu_caps.vendor, "GenuineIntel") != 0)
+        return NULL;
+    for (unsigned i = 0; i < sizeof(errata) / sizeof(errata[0]); i++)
+        if (errata[i].model == cpu_caps.model)
+            return errata[i].erratum;
+    return NULL;
+}
+
 int bts_use_backend(const struct bts_backend *b)
 {
     struct bts_trace *t = bts_current();

@@ -25,7 +25,8 @@ void sched_switch_stacks(uint64_t *prev_rsp, uint64_t next_rsp);
 
 static struct task boot_task = {.name = "runner", .state = TASK_RUNNABLE};
 static struct task *current = &boot_task, *idle_task, *last;
-static struct task *rq_head, *rq_tail;
+static struct task *rq_head, *rq_tail, *all_tasks;
+static volatile bool runner_abort;
 static unsigned next_id = 1;
 static uint64_t switches;
 static bool ds_hook = true;
@@ -192,6 +193,11 @@ void task_exit(int status)
 
 static void task_free(struct task *t)
 {
+    for (struct task **p = &all_tasks; *p; p = &(*p)->all_next)
+        if (*p == t) {
+            *p = t->all_next;
+            break;
+        }
     if (t->user) {
         as_destroy(&t->as);
         for (unsigned i = 0; i < t->npages; i++)
@@ -199,6 +205,15 @@ static void task_free(struct task *t)
     }
     pages_free(t->kstack, KSTACK_PAGES);
     kfree(t);
+}
+
+/* In the runner's waits: the watchdog asked it to give up. */
+static void check_runner_abort(void)
+{
+    if (current == &boot_task && runner_abort) {
+        runner_abort = false;
+        recover_propagate(RECOVER_TIMEOUT);
+    }
 }
 
 void task_wait(struct task *t)
@@ -209,6 +224,9 @@ void task_wait(struct task *t)
     while (t->state != TASK_ZOMBIE) {
         current->state = TASK_BLOCKED;
         schedule();
+        if (current == &boot_task && runner_abort)
+            t->joiner = NULL;
+        check_runner_abort();
     }
     t->joiner = NULL;
     if (irq)
@@ -250,6 +268,8 @@ static struct task *task_alloc(const char *name)
     }
     t->id = next_id++;
     strlcpy(t->name, name, sizeof(t->name));
+    t->all_next = all_tasks;
+    all_tasks = t;
     /* A stack that looks switched out just before task_start. */
     uint64_t *sp = (uint64_t *)kstack_top(t);
     *--sp = 0; /* alignment: task_start sees a call frame */
@@ -391,6 +411,7 @@ void sched_wait_tracee(struct task *tracee)
     while (!tracee->drain_wait && tracee->state != TASK_ZOMBIE) {
         current->state = TASK_BLOCKED;
         schedule();
+        check_runner_abort();
     }
     if (irq)
         irq_enable();
@@ -452,4 +473,38 @@ bool sched_task_fault(struct trap_frame *f)
         }
     }
     task_exit(E_FAULT);
+}
+
+bool sched_in_runner(void) { return current == &boot_task; }
+bool sched_in_idle(void) { return current == idle_task; }
+
+void sched_abort_current(const char *why)
+{
+    kprintf_diag("task %u (%s) %s", current->id, current->name, why);
+    task_exit(E_TIMEDOUT);
+}
+
+void sched_abort_runner(void)
+{
+    runner_abort = true;
+    task_wake(&boot_task);
+}
+
+unsigned sched_kill_others(void)
+{
+    bool irq = irq_enabled();
+    irq_disable();
+    unsigned n = 0;
+    rq_head = rq_tail = NULL; /* only the runner runs now; the idle task is never queued */
+    while (all_tasks && all_tasks != idle_task) {
+        struct task *t = all_tasks;
+        if (t->state != TASK_ZOMBIE || !t->joiner)
+            n++;
+        task_free(t);
+    }
+    /* The idle task is the oldest entry; anything behind it was created before it: none. */
+    runner_abort = false;
+    if (irq)
+        irq_enable();
+    return n;
 }

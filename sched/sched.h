@@ -34,6 +34,7 @@ struct task {
     char name[TASK_NAME_LEN];
     enum task_state state;
     struct task *rq_next;
+    struct task *all_next;          /* every task but the runner, for the cleanup */
     struct task *joiner; /* blocked in task_join() on this task */
     int exit_status;
     uint64_t kstack;     /* KSTACK_PAGES of kernel stack */
@@ -98,5 +99,16 @@ void sched_release_tracee(struct task *tracee);
 
 /* Contained faults of tasks other than the test runner: report, last branches, exit. */
 bool sched_task_fault(struct trap_frame *f);
+
+/* The test watchdog's side (from the timer interrupt). */
+bool sched_in_runner(void);
+bool sched_in_idle(void);
+/* Ends the current task (not the runner or idle), which the watchdog found still running. */
+__attribute__((noreturn)) void sched_abort_current(const char *why);
+/* The runner is blocked and nothing can run: wake it so that its wait gives up (the test
+ * then ends as timed out). */
+void sched_abort_runner(void);
+/* After a test: ends and frees every task it left behind; returns how many. */
+unsigned sched_kill_others(void);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "kernel/errno.h"
+#include "kernel/textcursor.h"
 
 /* PSF1: 4-byte header, then 256 or 512 glyphs 8 pixels wide and charsize rows high, then an
  * optional unicode table of little-endian 16-bit code points. */
@@ -89,8 +90,7 @@ static struct {
     struct psf_font font;
     uint32_t glyph_of[GLYPH_MAP_SIZE];
     uint32_t pixel[CON_COLOR_COUNT]; /* each colour packed in the framebuffer's format */
-    unsigned cols, rows;
-    unsigned col, row; /* col == cols means "wrap before the next character" */
+    struct text_cursor cur;
     uint8_t attr;
 } con;
 
@@ -369,7 +369,7 @@ static void draw_cell(unsigned row, unsigned col, uint16_t cell)
 /* Sets a cell, drawing it only if it changes. */
 static void cell_set(unsigned row, unsigned col, uint16_t cell)
 {
-    uint16_t *slot = &shadow[row * con.cols + col];
+    uint16_t *slot = &shadow[row * con.cur.cols + col];
 
     if (*slot != cell) {
         *slot = cell;
@@ -383,47 +383,16 @@ static void scroll_up(void)
 {
     uint16_t blank = CELL(' ', con.attr);
 
-    for (unsigned r = 0; r < con.rows; r++)
-        for (unsigned c = 0; c < con.cols; c++)
-            cell_set(r, c, r + 1 < con.rows ? shadow[(r + 1) * con.cols + c] : blank);
+    for (unsigned r = 0; r < con.cur.rows; r++)
+        for (unsigned c = 0; c < con.cur.cols; c++)
+            cell_set(r, c, r + 1 < con.cur.rows ? shadow[(r + 1) * con.cur.cols + c] : blank);
 }
 
-static void newline(void)
+static void put_byte(char ch)
 {
-    con.col = 0;
-    if (con.row + 1 < con.rows)
-        con.row++;
-    else
-        scroll_up();
-}
-
-static void put_byte(char c)
-{
-    switch (c) {
-    case '\n':
-        newline();
-        break;
-    case '\r':
-        con.col = 0;
-        break;
-    case '\t':
-        if (con.col >= con.cols)
-            newline();
-        con.col = (con.col / FBCON_TAB_WIDTH + 1) * FBCON_TAB_WIDTH;
-        if (con.col > con.cols)
-            con.col = con.cols; /* the last tab stop is the pending wrap */
-        break;
-    case '\b':
-        if (con.col > 0)
-            con.col--;
-        break;
-    default:
-        if (con.col >= con.cols)
-            newline();
-        cell_set(con.row, con.col, CELL(c, con.attr));
-        con.col++;
-        break;
-    }
+    unsigned r, c;
+    if (text_cursor_put(&con.cur, ch, FBCON_TAB_WIDTH, scroll_up, &r, &c))
+        cell_set(r, c, CELL(ch, con.attr));
 }
 
 int fbcon_init(const struct fb_info *fb, const uint8_t *font, size_t font_len)
@@ -459,8 +428,8 @@ int fbcon_init(const struct fb_info *fb, const uint8_t *font, size_t font_len)
     con.height = fb->height;
     con.bytespp = bytespp;
     con.font = f;
-    con.cols = cols;
-    con.rows = rows;
+    con.cur.cols = cols;
+    con.cur.rows = rows;
     con.attr = ATTR(CON_DEFAULT_FG, CON_DEFAULT_BG);
     glyph_map_build();
     palette_build(fb);
@@ -507,13 +476,13 @@ void fbcon_clear(void)
 {
     uint16_t blank = CELL(' ', con.attr);
     uint32_t bg = con.pixel[CELL_BG(blank)];
-    uint32_t text_w = con.cols * con.font.width, text_h = con.rows * con.font.height;
+    uint32_t text_w = con.cur.cols * con.font.width, text_h = con.cur.rows * con.font.height;
 
     if (!con.ready)
         return;
-    for (unsigned r = 0; r < con.rows; r++)
-        for (unsigned c = 0; c < con.cols; c++) {
-            shadow[r * con.cols + c] = blank;
+    for (unsigned r = 0; r < con.cur.rows; r++)
+        for (unsigned c = 0; c < con.cur.cols; c++) {
+            shadow[r * con.cur.cols + c] = blank;
             draw_cell(r, c, blank);
         }
     /* The strips right of and below the text grid, where no cell ever draws. */
@@ -525,16 +494,16 @@ void fbcon_clear(void)
         else
             fill_span(line, con.width, bg);
     }
-    con.col = 0;
-    con.row = 0;
+    con.cur.col = 0;
+    con.cur.row = 0;
 }
 
 unsigned fbcon_cols(void)
 {
-    return con.ready ? con.cols : 0;
+    return con.ready ? con.cur.cols : 0;
 }
 
 unsigned fbcon_rows(void)
 {
-    return con.ready ? con.rows : 0;
+    return con.ready ? con.cur.rows : 0;
 }

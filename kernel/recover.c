@@ -46,13 +46,9 @@ void recover_propagate(enum recover_reason why)
     kjmp_long(top->jb, 1);
 }
 
-bool recover_from_trap(struct trap_frame *f, enum recover_reason why)
+struct fault_info fault_info_from(const struct trap_frame *f)
 {
-    struct recovery *r = top;
-    if (!r)
-        return false;
-    r->reason = why;
-    r->fault = (struct fault_info){
+    return (struct fault_info){
         .vector = (unsigned)f->vector,
         .error_code = f->error_code,
         .rip = f->rip,
@@ -60,6 +56,15 @@ bool recover_from_trap(struct trap_frame *f, enum recover_reason why)
         .rsp = f->rsp,
         .user = trap_from_user(f),
     };
+}
+
+bool recover_from_trap(struct trap_frame *f, enum recover_reason why)
+{
+    struct recovery *r = top;
+    if (!r)
+        return false;
+    r->reason = why;
+    r->fault = fault_info_from(f);
     if (why == RECOVER_FAULT && r->report)
         trap_report(f, kprintf_diag);
     /* Return from the trap into the trampoline, at CPL 0, interrupts and single-step off. */

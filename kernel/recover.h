@@ -35,6 +35,9 @@ struct recovery {
     struct recovery *prev;
 };
 
+/* What a trap frame says about a fault (CR2 read for a #PF). */
+struct fault_info fault_info_from(const struct trap_frame *f);
+
 /* Runs fn(arg); returns RECOVER_NONE, or why it was cut short (details in r->fault). */
 enum recover_reason recover_run(struct recovery *r, void (*fn)(void *), void *arg);
 /* From a trap handler: abandon the innermost recovery point's function. Returns false when

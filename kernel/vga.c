@@ -7,6 +7,7 @@
 #include "kernel/vga.h"
 
 #include "kernel/errno.h"
+#include "kernel/textcursor.h"
 
 #ifdef BTSX_HOST
 /* Host unit tests link port stubs that emulate and record the registers. */
@@ -42,8 +43,7 @@ uint8_t inb(uint16_t port);
 static struct {
     /* volatile: this is the adapter's memory, every store must reach it. */
     volatile uint16_t *cells; /* NULL while the console is disabled */
-    unsigned cols, rows;
-    unsigned col, row; /* col == cols means "wrap before the next character" */
+    struct text_cursor cur;
     uint8_t attr;
 } vga;
 
@@ -84,8 +84,8 @@ static void blink_disable(void)
 
 static void cursor_update(void)
 {
-    unsigned col = vga.col < vga.cols ? vga.col : vga.cols - 1;
-    unsigned pos = vga.row * vga.cols + col;
+    unsigned col = vga.cur.col < vga.cur.cols ? vga.cur.col : vga.cur.cols - 1;
+    unsigned pos = vga.cur.row * vga.cur.cols + col;
 
     crtc_write(VGA_CRTC_CURSOR_LOC_HIGH, (uint8_t)(pos >> 8));
     crtc_write(VGA_CRTC_CURSOR_LOC_LOW, (uint8_t)pos);
@@ -93,52 +93,21 @@ static void cursor_update(void)
 
 static void scroll_up(void)
 {
-    unsigned keep = (vga.rows - 1) * vga.cols;
+    unsigned keep = (vga.cur.rows - 1) * vga.cur.cols;
     uint16_t blank = VGA_CELL(' ', vga.attr);
 
     for (unsigned i = 0; i < keep; i++)
-        vga.cells[i] = vga.cells[i + vga.cols];
-    for (unsigned i = keep; i < keep + vga.cols; i++)
+        vga.cells[i] = vga.cells[i + vga.cur.cols];
+    for (unsigned i = keep; i < keep + vga.cur.cols; i++)
         vga.cells[i] = blank;
 }
 
-static void newline(void)
-{
-    vga.col = 0;
-    if (vga.row + 1 < vga.rows)
-        vga.row++;
-    else
-        scroll_up();
-}
-
 /* Everything but the hardware cursor, so vga_write() can move it once. */
-static void put_byte(char c)
+static void put_byte(char ch)
 {
-    switch (c) {
-    case '\n':
-        newline();
-        break;
-    case '\r':
-        vga.col = 0;
-        break;
-    case '\t':
-        if (vga.col >= vga.cols)
-            newline();
-        vga.col = (vga.col / VGA_TAB_WIDTH + 1) * VGA_TAB_WIDTH;
-        if (vga.col > vga.cols)
-            vga.col = vga.cols; /* the last tab stop is the pending wrap */
-        break;
-    case '\b':
-        if (vga.col > 0)
-            vga.col--;
-        break;
-    default:
-        if (vga.col >= vga.cols)
-            newline();
-        vga.cells[vga.row * vga.cols + vga.col] = VGA_CELL(c, vga.attr);
-        vga.col++;
-        break;
-    }
+    unsigned r, c;
+    if (text_cursor_put(&vga.cur, ch, VGA_TAB_WIDTH, scroll_up, &r, &c))
+        vga.cells[r * vga.cur.cols + c] = VGA_CELL(ch, vga.attr);
 }
 
 int vga_init(uintptr_t base, unsigned cols, unsigned rows)
@@ -148,8 +117,8 @@ int vga_init(uintptr_t base, unsigned cols, unsigned rows)
         return E_INVAL;
 
     vga.cells = (volatile uint16_t *)base;
-    vga.cols = cols;
-    vga.rows = rows;
+    vga.cur.cols = cols;
+    vga.cur.rows = rows;
     vga.attr = VGA_ATTR(CON_DEFAULT_FG, CON_DEFAULT_BG);
     cursor_enable();
     blink_disable();
@@ -185,9 +154,9 @@ void vga_clear(void)
 
     if (!vga.cells)
         return;
-    for (unsigned i = 0; i < vga.cols * vga.rows; i++)
+    for (unsigned i = 0; i < vga.cur.cols * vga.cur.rows; i++)
         vga.cells[i] = blank;
-    vga.col = 0;
-    vga.row = 0;
+    vga.cur.col = 0;
+    vga.cur.row = 0;
     cursor_update();
 }

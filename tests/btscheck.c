@@ -115,6 +115,24 @@ bool exp_match(const struct bts_record *got, size_t ngot, const struct expect *e
     return true;
 }
 
+struct bts_config cfg_circular(uint32_t hw, unsigned cpl)
+{
+    return (struct bts_config){
+        .hw_records = hw, .mode = BTS_MODE_CIRCULAR, .events = BTS_EVENTS_BRANCHES, .cpl = cpl};
+}
+
+struct bts_config cfg_interrupt(uint32_t hw, uint32_t thresh, uint32_t ring, enum bts_policy p,
+                                unsigned events, unsigned cpl)
+{
+    return (struct bts_config){.hw_records = hw,
+                               .thresh_records = thresh,
+                               .mode = BTS_MODE_INTERRUPT,
+                               .ring_records = ring,
+                               .policy = p,
+                               .events = events,
+                               .cpl = cpl};
+}
+
 bool bts_require(void)
 {
     const char *why;

@@ -37,6 +37,12 @@ void exp_trap(struct expect *e, uint64_t at, unsigned vector, uint64_t back);
 uint64_t exp_with_pmis(const struct expect *in, struct expect *out, uint64_t n, uint64_t thresh,
                        bool nmi, uint64_t *at_entry);
 
+/* Configurations the suites use. Circular: the newest hw records stay in the hardware
+ * buffer. Interrupt: hw records drained at thresh (0 = the default) into a ring of `ring`. */
+struct bts_config cfg_circular(uint32_t hw, unsigned cpl);
+struct bts_config cfg_interrupt(uint32_t hw, uint32_t thresh, uint32_t ring, enum bts_policy p,
+                                unsigned events, unsigned cpl);
+
 /* Exact comparison; on a mismatch the first differing record is shown symbolised. */
 bool exp_match(const struct bts_record *got, size_t ngot, const struct expect *e);
 

@@ -43,10 +43,7 @@ TEST(bench, model_cost, "model cost per traced instruction vs a bare single-step
         test_skip("the model is not the backend in use");
         return;
     }
-    struct bts_config cfg = {.hw_records = 4096,
-                             .mode = BTS_MODE_CIRCULAR,
-                             .events = BTS_EVENTS_BRANCHES,
-                             .cpl = BTS_CPL_KERNEL};
+    struct bts_config cfg = cfg_circular(4096, BTS_CPL_KERNEL);
     struct bts_trace t;
     if (!trace_setup(&t, &cfg))
         return;
@@ -90,13 +87,9 @@ TEST(bench, drain_cost, "PMI drain cost per record vs memcpy of the same bytes",
 {
     if (!bts_require())
         return;
-    struct bts_config cfg = {.hw_records = DRAIN_RECORDS + DRAIN_RECORDS / 8,
-                             .thresh_records = DRAIN_RECORDS,
-                             .mode = BTS_MODE_INTERRUPT,
-                             .ring_records = 4 * DRAIN_RECORDS,
-                             .policy = BTS_POLICY_WRAP,
-                             .events = BTS_EVENTS_BRANCHES,
-                             .cpl = BTS_CPL_KERNEL};
+    struct bts_config cfg =
+        cfg_interrupt(DRAIN_RECORDS + DRAIN_RECORDS / 8, DRAIN_RECORDS, 4 * DRAIN_RECORDS,
+                      BTS_POLICY_WRAP, BTS_EVENTS_BRANCHES, BTS_CPL_KERNEL);
     struct bts_trace t;
     if (!trace_setup(&t, &cfg))
         return;

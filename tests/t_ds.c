@@ -34,10 +34,7 @@ static void chain_expect(struct expect *e)
 
 static void circular_case(uint32_t n)
 {
-    struct bts_config cfg = {.hw_records = n,
-                             .mode = BTS_MODE_CIRCULAR,
-                             .events = BTS_EVENTS_BRANCHES,
-                             .cpl = BTS_CPL_KERNEL};
+    struct bts_config cfg = cfg_circular(n, BTS_CPL_KERNEL);
     struct bts_trace t;
     if (!trace_setup(&t, &cfg))
         return;
@@ -73,10 +70,7 @@ TEST(ds, circular_min, "the 2-record minimum buffer works, 1 record is refused",
         return;
     circular_case(2);
     struct bts_trace t = {0};
-    struct bts_config cfg = {.hw_records = 1,
-                             .mode = BTS_MODE_CIRCULAR,
-                             .events = BTS_EVENTS_BRANCHES,
-                             .cpl = BTS_CPL_KERNEL};
+    struct bts_config cfg = cfg_circular(1, BTS_CPL_KERNEL);
     CHECK_EQ(bts_configure(&t, &cfg), E_RANGE);
     CHECK(!t.configured, "a refused configuration left the trace configured");
 }
@@ -84,13 +78,8 @@ TEST(ds, circular_min, "the 2-record minimum buffer works, 1 record is refused",
 /* Interrupt mode: the PMI count and where each PMI finds the index. */
 static void pmi_case(uint32_t n, uint32_t thresh)
 {
-    struct bts_config cfg = {.hw_records = n,
-                             .thresh_records = thresh,
-                             .mode = BTS_MODE_INTERRUPT,
-                             .ring_records = MAX_RECORDS,
-                             .policy = BTS_POLICY_STOP,
-                             .events = BTS_EVENTS_BRANCHES,
-                             .cpl = BTS_CPL_KERNEL};
+    struct bts_config cfg =
+        cfg_interrupt(n, thresh, MAX_RECORDS, BTS_POLICY_STOP, BTS_EVENTS_BRANCHES, BTS_CPL_KERNEL);
     struct bts_trace t;
     if (!trace_setup(&t, &cfg))
         return;
@@ -128,12 +117,8 @@ TEST(ds, disable_enable_clear, "disable stops at once, enable resumes, clear emp
 {
     if (!bts_require())
         return;
-    struct bts_config cfg = {.hw_records = 256,
-                             .mode = BTS_MODE_INTERRUPT,
-                             .ring_records = MAX_RECORDS,
-                             .policy = BTS_POLICY_STOP,
-                             .events = BTS_EVENTS_BRANCHES,
-                             .cpl = BTS_CPL_KERNEL};
+    struct bts_config cfg =
+        cfg_interrupt(256, 0, MAX_RECORDS, BTS_POLICY_STOP, BTS_EVENTS_BRANCHES, BTS_CPL_KERNEL);
     struct bts_trace t;
     if (!trace_setup(&t, &cfg))
         return;
@@ -160,12 +145,8 @@ TEST(ds, api, "get, get range, drain: decoded records in order", 0)
 {
     if (!bts_require())
         return;
-    struct bts_config cfg = {.hw_records = 64,
-                             .mode = BTS_MODE_INTERRUPT,
-                             .ring_records = 512,
-                             .policy = BTS_POLICY_WRAP,
-                             .events = BTS_EVENTS_BRANCHES,
-                             .cpl = BTS_CPL_KERNEL};
+    struct bts_config cfg =
+        cfg_interrupt(64, 0, 512, BTS_POLICY_WRAP, BTS_EVENTS_BRANCHES, BTS_CPL_KERNEL);
     struct bts_trace t;
     if (!trace_setup(&t, &cfg))
         return;
@@ -198,12 +179,8 @@ TEST(ds, invalid_config, "each invalid configuration has its own error and chang
 {
     if (!bts_require())
         return;
-    const struct bts_config good = {.hw_records = 64,
-                                    .mode = BTS_MODE_INTERRUPT,
-                                    .ring_records = 256,
-                                    .policy = BTS_POLICY_WRAP,
-                                    .events = BTS_EVENTS_BRANCHES,
-                                    .cpl = BTS_CPL_KERNEL};
+    const struct bts_config good =
+        cfg_interrupt(64, 0, 256, BTS_POLICY_WRAP, BTS_EVENTS_BRANCHES, BTS_CPL_KERNEL);
     struct bts_trace t;
     if (!trace_setup(&t, &good))
         return;
@@ -262,12 +239,8 @@ TEST(ds, spurious_pmi, "a PMI with the index below the threshold is counted and 
 {
     if (!bts_require())
         return;
-    struct bts_config cfg = {.hw_records = 64,
-                             .mode = BTS_MODE_INTERRUPT,
-                             .ring_records = 256,
-                             .policy = BTS_POLICY_WRAP,
-                             .events = BTS_EVENTS_BRANCHES,
-                             .cpl = BTS_CPL_KERNEL};
+    struct bts_config cfg =
+        cfg_interrupt(64, 0, 256, BTS_POLICY_WRAP, BTS_EVENTS_BRANCHES, BTS_CPL_KERNEL);
     struct bts_trace t;
     if (!trace_setup(&t, &cfg))
         return;
@@ -342,13 +315,8 @@ TEST(ds, stream, "stream: 1,000,000 branches through a 64-record buffer, none lo
 {
     if (!bts_require())
         return;
-    struct bts_config cfg = {.hw_records = STREAM_HW,
-                             .thresh_records = STREAM_THRESH,
-                             .mode = BTS_MODE_INTERRUPT,
-                             .ring_records = STREAM_RING,
-                             .policy = BTS_POLICY_STREAM,
-                             .events = BTS_EVENTS_BRANCHES,
-                             .cpl = BTS_CPL_KERNEL};
+    struct bts_config cfg = cfg_interrupt(STREAM_HW, STREAM_THRESH, STREAM_RING, BTS_POLICY_STREAM,
+                                          BTS_EVENTS_BRANCHES, BTS_CPL_KERNEL);
     struct bts_trace t;
     if (!trace_setup(&t, &cfg))
         return;

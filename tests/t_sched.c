@@ -9,6 +9,7 @@
 #include "kernel/trap.h"
 #include "sched/sched.h"
 #include "sched/syscall.h"
+#include "tests/btscheck.h"
 #include "tests/test.h"
 #include "tests/usertest.h"
 
@@ -151,10 +152,7 @@ TEST(sched, protection, "user tasks cannot touch the kernel, other tasks or trac
         return;
     uint64_t other_page = as_lookup(&other->as, USER_DATA_VA) & PTE_ADDR_MASK;
     struct bts_trace tr = {0};
-    struct bts_config cfg = {.hw_records = 64,
-                             .mode = BTS_MODE_CIRCULAR,
-                             .events = BTS_EVENTS_BRANCHES,
-                             .cpl = BTS_CPL_USER};
+    struct bts_config cfg = cfg_circular(64, BTS_CPL_USER);
     int err = bts_configure(&tr, &cfg);
     CHECK(err == 0, "trace: %s", err_name(err));
 

@@ -34,12 +34,7 @@ static struct bts_trace *task_trace(unsigned hw, unsigned ring, enum bts_policy 
                                     unsigned events, unsigned cpl)
 {
     struct bts_trace *t = kzalloc(sizeof(*t));
-    struct bts_config cfg = {.hw_records = hw,
-                             .mode = BTS_MODE_INTERRUPT,
-                             .ring_records = ring,
-                             .policy = policy,
-                             .events = events,
-                             .cpl = cpl};
+    struct bts_config cfg = cfg_interrupt(hw, 0, ring, policy, events, cpl);
     int err = t ? bts_configure(t, &cfg) : E_NOMEM;
     if (err) {
         test_fail("trace: %s", err_name(err));

@@ -21,16 +21,19 @@ $(CONSOLE_UNIT_FONT): $(CONSOLE_FONT_GZ)
 	mv $@.tmp $@
 
 $(B)/unit/test_vga: tests/unit/test_vga.c kernel/vga.c kernel/vga.h kernel/con_color.h \
-		    kernel/errno.h
+		    kernel/errno.h kernel/textcursor.c kernel/textcursor.h
 	@mkdir -p $(@D)
-	$(HOSTCC) $(UNIT_CFLAGS) -o $@ tests/unit/test_vga.c kernel/vga.c $(UNIT_LIBS)
+	$(HOSTCC) $(UNIT_CFLAGS) -o $@ tests/unit/test_vga.c kernel/vga.c kernel/textcursor.c \
+		$(UNIT_LIBS)
 
 # The font is a prerequisite so that `make unit` has it before running the test.
 $(B)/unit/test_fbcon: tests/unit/test_fbcon.c kernel/fbcon.c kernel/fbcon.h kernel/con_color.h \
-		      kernel/errno.c kernel/errno.h $(CONSOLE_UNIT_FONT)
+		      kernel/errno.c kernel/errno.h kernel/textcursor.c kernel/textcursor.h \
+		      $(CONSOLE_UNIT_FONT)
 	@mkdir -p $(@D)
 	$(HOSTCC) $(UNIT_CFLAGS) -DFBCON_TEST_FONT='"$(CONSOLE_UNIT_FONT)"' \
 		-DFBCON_TEST_PPM='"$(CONSOLE_UNIT_PPM)"' \
-		-o $@ tests/unit/test_fbcon.c kernel/fbcon.c kernel/errno.c $(UNIT_LIBS)
+		-o $@ tests/unit/test_fbcon.c kernel/fbcon.c kernel/errno.c kernel/textcursor.c \
+		$(UNIT_LIBS)
 
 .DEFAULT_GOAL := $(console_mk_default_goal)

@@ -447,14 +447,7 @@ bool sched_task_fault(struct trap_frame *f)
     if (t == &boot_task || t == idle_task)
         return false; /* the test runner's faults end its test instead */
     t->faulted = true;
-    t->fault = (struct fault_info){
-        .vector = (unsigned)f->vector,
-        .error_code = f->error_code,
-        .rip = f->rip,
-        .cr2 = f->vector == VEC_PF ? read_cr2() : 0,
-        .rsp = f->rsp,
-        .user = trap_from_user(f),
-    };
+    t->fault = fault_info_from(f);
     kprintf_diag("task %u (%s) ended by a fault, the run goes on:", t->id, t->name);
     trap_report(f, kprintf_diag);
     struct bts_trace *tr = t->trace;
@@ -475,8 +468,14 @@ bool sched_task_fault(struct trap_frame *f)
     task_exit(E_FAULT);
 }
 
-bool sched_in_runner(void) { return current == &boot_task; }
-bool sched_in_idle(void) { return current == idle_task; }
+bool sched_in_runner(void)
+{
+    return current == &boot_task;
+}
+bool sched_in_idle(void)
+{
+    return current == idle_task;
+}
 
 void sched_abort_current(const char *why)
 {

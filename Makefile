@@ -42,7 +42,7 @@ ISO_MODULES := multiboot2 normal iso9660 part_msdos part_gpt all_video serial te
                smbios
 
 .PHONY: all kernel iso run check unit kernel-check selftest bench deps clean tools-check \
-        clang-build
+        clang-build format
 all: kernel iso
 
 kernel: $(B)/btsx.elf $(B)/btsx32.elf
@@ -156,6 +156,10 @@ check: deps
 
 bench: all
 	$(PYTHON) tools/bench.py --build $(B)
+
+# Formats every C source with .clang-format (Debian's clang-format).
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
 	rm -rf $(B)

@@ -8,7 +8,7 @@
  *     {bts_run_disable -> write_debugctl}   the last record before recording stops
  * (plus interrupt records if any arrive), which is what the tests expect from the labels.
  */
-    .text
+    .section .text.traced, "ax"         /* the records the tests look at all touch this range */
     .globl bts_call_traced
     .globl bts_run_enabled, bts_run_call, bts_run_returned, bts_run_disable
 bts_call_traced:

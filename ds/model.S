@@ -33,6 +33,7 @@ bts_model_write_ret:
 
 /* Turns single-stepping on for the code after the call; the model ignores this RET itself
  * (ds/model.c clears prev_valid first): it is the model's machinery, not traced code. */
+    .section .text.model_hooks, "ax"
     .globl bts_model_tf_on
 bts_model_tf_on:
     pushfq

@@ -182,8 +182,19 @@ static bool decode(uint64_t from, struct insn *in)
     return true;
 }
 
+/* The model's own code that runs while the kernel is single-stepped (its SYSCALL/SYSRET
+ * hooks, in .text.model_hooks): never recorded, it is the machine, not the traced program. */
+extern const char _model_hooks_start[], _model_hooks_end[];
+
+static bool model_machinery(uint64_t a)
+{
+    return a >= (uint64_t)_model_hooks_start && a < (uint64_t)_model_hooks_end;
+}
+
 static void decode_and_store(uint64_t from, uint64_t to, unsigned cpl_after)
 {
+    if (model_machinery(from) || model_machinery(to))
+        return;
     uint64_t cr3 = read_cr3();
     struct dcache_entry *e = dcache_slot(from);
     if (e->rip != from || e->cr3 != cr3 || e->gen != dcache_gen) {
@@ -262,7 +273,9 @@ void bts_model_tf_off(void);
 
 /* SYSCALL: the transfer to the entry point (CPL 0 after it). The user side was stepped if
  * its RFLAGS had TF; the kernel side is stepped from here while recording is on. */
-static void model_syscall_entry(uint64_t from, uint64_t to, uint64_t user_rflags)
+#define MODEL_HOOK __attribute__((section(".text.model_hooks"), noinline))
+
+static MODEL_HOOK void model_syscall_entry(uint64_t from, uint64_t to, uint64_t user_rflags)
 {
     if (!recording())
         return;
@@ -273,7 +286,7 @@ static void model_syscall_entry(uint64_t from, uint64_t to, uint64_t user_rflags
 }
 
 /* SYSRET: stop stepping the kernel, record the return, step the user side on. */
-static void model_syscall_exit(uint64_t from, uint64_t to, uint64_t *user_rflags)
+static MODEL_HOOK void model_syscall_exit(uint64_t from, uint64_t to, uint64_t *user_rflags)
 {
     prev_valid = false;
     bts_model_tf_off();

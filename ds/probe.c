@@ -134,9 +134,8 @@ static const struct {
     uint32_t model;
     const char *erratum;
 } errata[] = {
-    { 0x1A, "AAJ122" }, { 0x1E, "AAJ122" }, { 0x1F, "AAJ122" }, { 0x2E, "AAJ122" },
-    { 0x25, "AAJ122" }, { 0x2C, "AAJ122" }, { 0x2F, "AAJ122" }, { 0x2A, "AAJ122" },
-    { 0x2D, "AAJ122" }, { 0x3A, "AAJ122" },
+    {0x1A, "AAJ122"}, {0x1E, "AAJ122"}, {0x1F, "AAJ122"}, {0x2E, "AAJ122"}, {0x25, "AAJ122"},
+    {0x2C, "AAJ122"}, {0x2F, "AAJ122"}, {0x2A, "AAJ122"}, {0x2D, "AAJ122"}, {0x3A, "AAJ122"},
 };
 
 const char *bts_errata(void)

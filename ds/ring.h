@@ -35,7 +35,8 @@ struct bts_ring {
     uint64_t head;  /* index in rec[] of the oldest record */
     uint64_t count; /* records held */
     enum bts_policy policy;
-    uint64_t lost;   /* records dropped (STOP) or overwritten (WRAP); never STREAM */
+    uint64_t lost;   /* dropped (STOP) or overwritten (WRAP); ring_append never counts STREAM
+                      * losses: the threshold interrupt does, when no tracer made room */
     bool overflowed; /* STOP: a record did not fit; everything since was dropped */
 };
 

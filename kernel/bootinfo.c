@@ -85,7 +85,8 @@ static void add_mmap_entry(uint64_t base, uint64_t len, uint32_t type)
 
 static void set_cmdline(const char *s)
 {
-    strlcpy(boot_info.cmdline, s, sizeof(boot_info.cmdline));
+    if (strlcpy(boot_info.cmdline, s, sizeof(boot_info.cmdline)) >= sizeof(boot_info.cmdline))
+        boot_info.cmdline_truncated = true;
 }
 
 static int parse_mb1(const struct mb1_info *mi, const char **why)

@@ -21,6 +21,7 @@ enum screen_kind { SCREEN_KIND_NONE, SCREEN_KIND_TEXT, SCREEN_KIND_RGB };
 struct boot_info {
     enum boot_path path;
     char cmdline[BOOTINFO_CMDLINE_MAX];
+    bool cmdline_truncated;
     struct mem_range usable[BOOTINFO_MAX_RANGES];
     unsigned nusable;
     struct mem_range reserved[BOOTINFO_MAX_RANGES]; /* firmware-reserved RAM, ACPI... */

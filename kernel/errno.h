@@ -22,7 +22,7 @@
     X(E_AGAIN, -11, "try again")                                                                   \
     X(E_OVERFLOW, -12, "arithmetic overflow")                                                      \
     X(E_EXIST, -13, "already exists")                                                              \
-    X(E_TOOLONG, -14, "too long or too many")                                                     \
+    X(E_TOOLONG, -14, "too long or too many")                                                      \
     X(E_TIMEDOUT, -15, "timed out")
 
 enum btsx_err {

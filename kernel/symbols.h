@@ -12,7 +12,8 @@
 
 /* Name and offset of the symbol at or below addr; NULL when outside the kernel. */
 const char *symbol_lookup(uint64_t addr, uint64_t *offset);
-/* Address of a symbol by exact name, 0 if absent. */
+/* Address of a symbol by exact name, 0 if absent (of names sharing an address, the table
+ * keeps one: tools/mksyms.sh). */
 uint64_t symbol_address(const char *name);
 /* "name+0x1f" or the bare hex address. */
 void symbol_format(uint64_t addr, char *buf, size_t len);

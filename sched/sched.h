@@ -34,8 +34,8 @@ struct task {
     char name[TASK_NAME_LEN];
     enum task_state state;
     struct task *rq_next;
-    struct task *all_next;          /* every task but the runner, for the cleanup */
-    struct task *joiner; /* blocked in task_join() on this task */
+    struct task *all_next; /* every task but the runner, for the cleanup */
+    struct task *joiner;   /* blocked in task_join() on this task */
     int exit_status;
     uint64_t kstack;     /* KSTACK_PAGES of kernel stack */
     unsigned trap_depth; /* trap nesting at the moment it switched out */

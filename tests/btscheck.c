@@ -168,6 +168,25 @@ int64_t trace_collect(struct bts_trace *t, struct bts_record *out, size_t max)
     return n;
 }
 
+extern const char _traced_code_start[], _traced_code_end[];
+
+bool in_traced_code(uint64_t a)
+{
+    return a >= (uint64_t)_traced_code_start && a < (uint64_t)_traced_code_end;
+}
+
+int64_t trace_collect_code(struct bts_trace *t, struct bts_record *out, size_t max)
+{
+    int64_t n = trace_collect(t, out, max);
+    if (n <= 0 || bts_backend() != &bts_backend_hw)
+        return n;
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (in_traced_code(out[i].from) || in_traced_code(out[i].to))
+            out[k++] = out[i];
+    return k;
+}
+
 /* Whatever a test left behind: recording off, no trace loaded, the LVT PC entry unmasked. */
 static void bts_test_cleanup(void)
 {

@@ -54,6 +54,11 @@ bool trace_setup(struct bts_trace *t, const struct bts_config *cfg);
 void trace_teardown(struct bts_trace *t);
 /* Everything the trace holds, oldest first. */
 int64_t trace_collect(struct bts_trace *t, struct bts_record *out, size_t max);
+/* The same for kernel-mode known code: on the hardware backend, which with CPL-0 recording also
+ * records the interrupt handlers' own branches (the model does not: docs/model.md), records
+ * with neither end in the known code (tests/bts_code.S, ds/harness.S) are left out. */
+int64_t trace_collect_code(struct bts_trace *t, struct bts_record *out, size_t max);
+bool in_traced_code(uint64_t a);
 bool pmi_is_nmi(void);
 
 #endif

@@ -15,6 +15,7 @@
 #include "kernel/mem.h"
 #include "kernel/paging.h"
 #include "kernel/panic.h"
+#include "kernel/printf.h"
 #include "kernel/shutdown.h"
 #include "kernel/string.h"
 #include "tests/test.h"
@@ -36,19 +37,25 @@ static void attach_screen(void)
     }
 }
 
-/* The loader's command line, plus QEMU's fw_cfg file when the runner passed one. */
-static void assemble_cmdline(void)
+/* The loader's command line, plus QEMU's fw_cfg file when the runner passed one. Returns
+ * false if the result did not fit: a cut line must be refused, not half-obeyed. */
+static bool assemble_cmdline(void)
 {
-    strlcpy(cmdline, boot_info.cmdline, sizeof(cmdline));
+    if (strlcpy(cmdline, boot_info.cmdline, sizeof(cmdline)) >= sizeof(cmdline) ||
+        boot_info.cmdline_truncated)
+        return false;
     if (!cpu_is_qemu())
-        return;
+        return true;
     char extra[BOOTINFO_CMDLINE_MAX];
-    if (fwcfg_read_file(FWCFG_CMDLINE_FILE, extra, sizeof(extra)) > 0) {
-        size_t n = strlen(cmdline);
-        if (n && n + 1 < sizeof(cmdline))
-            cmdline[n++] = ' ';
-        strlcpy(cmdline + n, extra, sizeof(cmdline) - n);
-    }
+    int n = fwcfg_read_file(FWCFG_CMDLINE_FILE, extra, sizeof(extra));
+    if (n <= 0)
+        return true;
+    if ((size_t)n >= sizeof(extra) - 1)
+        return false;
+    size_t len = strlen(cmdline);
+    if (len && len + 1 < sizeof(cmdline))
+        cmdline[len++] = ' ';
+    return strlcpy(cmdline + len, extra, sizeof(cmdline) - len) < sizeof(cmdline) - len;
 }
 
 void kmain(uint32_t magic, uint64_t info);
@@ -68,10 +75,14 @@ void kmain(uint32_t magic, uint64_t info)
     paging_init();
     heap_init();
 
-    assemble_cmdline();
+    bool whole = assemble_cmdline();
     cmdline_defaults(&options);
     char err[CMDLINE_ERR_MAX] = "";
     bool bad = cmdline_parse(cmdline, &options, err, sizeof(err)) != 0;
+    if (!whole) {
+        ksnprintf(err, sizeof(err), "command line longer than %u characters", CMDLINE_MAX_LEN);
+        bad = true;
+    }
     if (options.console == CONSOLE_ALL)
         attach_screen();
 

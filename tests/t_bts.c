@@ -6,6 +6,7 @@
  */
 #include "ds/backend.h"
 #include "ds/bts.h"
+#include "ds/model.h"
 #include "kernel/apic.h"
 #include "kernel/cpu.h"
 #include "kernel/paging.h"
@@ -60,7 +61,7 @@ static void run_and_check(void *fn, void *arg, struct expect *e)
         return;
     int err = bts_run(&t, (void (*)(void *))fn, arg);
     CHECK(err == 0, "bts_run: %d", err);
-    int64_t n = trace_collect(&t, got, MAX_RECORDS);
+    int64_t n = trace_collect_code(&t, got, MAX_RECORDS);
     struct bts_status st;
     bts_status(&t, &st);
     CHECK(st.lost == 0 && !st.overflowed, "records lost: %lu", st.lost);
@@ -238,7 +239,7 @@ TEST(bts, self_ipi, "a self-IPI arriving inside traced code is recorded where it
     if (trace_setup(&t, &ring_cfg)) {
         int err = bts_run(&t, (void (*)(void *))fn, args);
         CHECK(err == 0, "bts_run: %d", err);
-        int64_t n = trace_collect(&t, got, MAX_RECORDS);
+        int64_t n = trace_collect_code(&t, got, MAX_RECORDS);
         CHECK(ipi_hits == 1, "IPI delivered %u times", ipi_hits);
         /* The interrupt lands at the first instruction after the send on the model; real
          * hardware may take a few more, so the landing point is read from the trace and must
@@ -315,7 +316,7 @@ static int64_t run_on(const struct bts_backend *b, const struct diff_case *c,
     if (!trace_setup(&t, &ring_cfg))
         return -1;
     bts_run(&t, (void (*)(void *))c->fn, (void *)c->arg);
-    int64_t n = trace_collect(&t, out, MAX_RECORDS);
+    int64_t n = trace_collect_code(&t, out, MAX_RECORDS);
     trace_teardown(&t);
     return n;
 }
@@ -345,4 +346,28 @@ TEST(bts, differential, "hardware BTS and the model record the same branches", 0
                 break;
     }
     bts_use_backend(orig);
+}
+
+TEST(bts, model_counters, "the model decodes every traced instruction and drops nothing", 0)
+{
+    if (bts_backend() != &bts_backend_model) {
+        test_skip("the model is not the backend in use");
+        return;
+    }
+    struct model_stats s0, s1;
+    model_get_stats(&s0);
+    struct bts_trace t;
+    if (!trace_setup(&t, &ring_cfg))
+        return;
+    bts_run(&t, (void (*)(void *))tc_fib, (void *)8);
+    bts_run(&t, (void (*)(void *))tc_ind, NULL);
+    int64_t n = trace_collect(&t, got, MAX_RECORDS);
+    trace_teardown(&t);
+    model_get_stats(&s1);
+    CHECK_EQ(s1.undecodable - s0.undecodable, 0);
+    CHECK_EQ(s1.dropped - s0.dropped, 0);
+    /* Every record the model stored is in the trace, and nothing else is. */
+    CHECK_EQ(s1.records - s0.records, (uint64_t)n);
+    test_info("%lu steps, %lu records, %lu filtered", s1.steps - s0.steps, s1.records - s0.records,
+              s1.filtered - s0.filtered);
 }

@@ -48,7 +48,7 @@ static void circular_case(uint32_t n)
 
     bts_run(&t, (void (*)(void *))tc_chain, NULL);
     CHECK_EQ(bts_count(&t), n);
-    int64_t k = trace_collect(&t, got, MAX_RECORDS);
+    int64_t k = trace_collect_code(&t, got, MAX_RECORDS);
     if (k >= 0)
         exp_match(got, (size_t)k, &tail);
     /* The index has wrapped to where the next record of the sequence would go. */
@@ -93,13 +93,23 @@ static void pmi_case(uint32_t n, uint32_t thresh)
     uint64_t spurious = bts_spurious_pmis();
     bts_run(&t, (void (*)(void *))tc_chain, NULL);
     test_info("N=%u threshold=%u: %lu PMIs, expected %lu", n, thresh, t.pmis, pmis);
-    CHECK(t.pmis == pmis, "N=%u threshold=%u: %lu PMIs, expected %lu", n, thresh, t.pmis, pmis);
     CHECK_EQ(bts_spurious_pmis(), spurious);
+    if (bts_backend() == &bts_backend_hw) {
+        /* Hardware also records the handler's branches and may deliver late (skid): the
+         * count and the landing index are reported, and must at least reach the threshold. */
+        CHECK(t.pmis > 0 && t.pmi_at_min >= thresh, "N=%u threshold=%u: %lu PMIs, first at %lu", n,
+              thresh, t.pmis, t.pmi_at_min);
+        test_diag("hardware: %lu PMIs (the model: %lu), index at %lu..%lu records", t.pmis, pmis,
+                  t.pmi_at_min, t.pmi_at_max);
+        trace_teardown(&t);
+        return;
+    }
+    CHECK(t.pmis == pmis, "N=%u threshold=%u: %lu PMIs, expected %lu", n, thresh, t.pmis, pmis);
     CHECK(t.pmi_at_min == at_entry && t.pmi_at_max == at_entry,
           "PMIs found the index at %lu..%lu records, expected %lu (threshold %u%s)", t.pmi_at_min,
           t.pmi_at_max, at_entry, thresh, pmi_is_nmi() ? "" : " + the PMI's own entry record");
-    int64_t k = trace_collect(&t, got, MAX_RECORDS);
-    if (k >= 0 && bts_backend() != &bts_backend_hw)
+    int64_t k = trace_collect_code(&t, got, MAX_RECORDS);
+    if (k >= 0)
         exp_match(got, (size_t)k, &e);
     trace_teardown(&t);
 }
@@ -131,7 +141,7 @@ TEST(ds, disable_enable_clear, "disable stops at once, enable resumes, clear emp
     ((void (*)(void))tc_chain)();
     CHECK_EQ(t.ds->bts_index, t.ds->bts_base);
     bts_run(&t, (void (*)(void *))tc_chain, NULL);
-    int64_t k = trace_collect(&t, got, MAX_RECORDS);
+    int64_t k = trace_collect_code(&t, got, MAX_RECORDS);
     if (k >= 0)
         exp_match(got, (size_t)k, &e);
     CHECK_EQ(bts_clear(&t), 0);
@@ -271,6 +281,7 @@ struct stream_check {
     uint64_t jnz;         /* loop records matched, in order */
     uint64_t pmi_records; /* PMI entry and IRETQ records */
     uint64_t bad;         /* records that fit nowhere */
+    uint64_t foreign;     /* records with neither end in known code */
     int stage;            /* 0 prologue, 1 loop, 2 after the loop */
     struct bts_record first_bad;
 };
@@ -281,6 +292,10 @@ static void stream_feed(struct stream_check *c, const struct bts_record *r, int6
         const struct bts_record *x = &r[i];
         if (x->to == trap_stub_address(VEC_PMI) || x->from == LBL(isr_iretq)) {
             c->pmi_records++;
+            continue;
+        }
+        if (!in_traced_code(x->from) && !in_traced_code(x->to)) {
+            c->foreign++; /* hardware: the handlers' own branches (CPL-0 recording) */
             continue;
         }
         bool ok;
@@ -336,7 +351,9 @@ TEST(ds, stream, "stream: 1,000,000 branches through a 64-record buffer, none lo
     CHECK(c.bad == 0, "%lu records out of order, first %#lx -> %#lx", c.bad, c.first_bad.from,
           c.first_bad.to);
     CHECK(st.pmis >= STREAM_BRANCHES / STREAM_HW, "only %lu PMIs", st.pmis);
-    if (!pmi_is_nmi())
+    if (!pmi_is_nmi() && bts_backend() != &bts_backend_hw)
         CHECK_EQ(c.pmi_records, 2 * st.pmis);
+    if (bts_backend() != &bts_backend_hw)
+        CHECK(c.foreign == 0, "%lu records outside the known code", c.foreign);
     trace_teardown(&t);
 }

@@ -293,11 +293,13 @@ TASK_TEST(stress, "64 traced tasks, 10,000 switches: exact counts per task", 600
         return;
     static struct task *tk[STRESS_TASKS];
     static struct bts_trace *tr[STRESS_TASKS];
+    static uint64_t ks[STRESS_TASKS];
     uint64_t s0 = sched_switches(), t0 = rdtsc();
     for (unsigned i = 0; i < STRESS_TASKS; i++) {
         tr[i] = task_trace(256, 4096, BTS_POLICY_STOP, BTS_EVENTS_BRANCHES | BTS_EVENTS_TIMESTAMPS,
                            BTS_CPL_USER);
-        tk[i] = user_task("stress", USER_PROG(uc_iso), 1 + i % 8, STRESS_ROUNDS);
+        ks[i] = 1 + test_rand() % 8; /* the chain length: the run's seed picks it */
+        tk[i] = user_task("stress", USER_PROG(uc_iso), ks[i], STRESS_ROUNDS);
         if (!tr[i] || !tk[i])
             return;
         trace_task(tk[i], tr[i]);
@@ -309,7 +311,7 @@ TASK_TEST(stress, "64 traced tasks, 10,000 switches: exact counts per task", 600
               tsc_to_us(rdtsc() - t0) / 1000);
     CHECK(switches >= 10000, "only %lu switches", switches);
     for (unsigned i = 0; i < STRESS_TASKS; i++) {
-        uint64_t k = 1 + i % 8, a, d;
+        uint64_t k = ks[i], a, d;
         /* iretq + per round (jmp + k links + sysret) + a jnz between rounds */
         uint64_t want_branches = 1 + STRESS_ROUNDS * (k + 2) + (STRESS_ROUNDS - 1);
         int64_t n = branches_of(tr[i], got, MAX_RECORDS, &a, &d);

@@ -2,9 +2,15 @@
 # Turns `nm -n` output of the first link into the assembly of the embedded symbol table.
 # Usage: nm -n btsx.elf | tools/mksyms.sh > syms.S
 # Only text, data and read-only symbols are kept (types T t D d R r B b). Where several names
-# share an address, a lookup gives the last of them in nm's order (deterministic for a build).
+# share an address one is kept, so lookups are unambiguous: the first in nm's order that does
+# not end in "_end" (an end label names what comes before it, not what starts there).
 awk 'BEGIN { n = 0 }
 $2 ~ /^[TtDdRrBb]$/ && $3 !~ /^(\.L|\$)/ {
+    if (n > 0 && addr[n - 1] == $1) {
+        if (name[n - 1] ~ /_end$/ && $3 !~ /_end$/)
+            name[n - 1] = $3
+        next
+    }
     addr[n] = $1; name[n] = $3; n++
 }
 END {

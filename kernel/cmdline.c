@@ -203,6 +203,11 @@ static void set_selftest(struct btsx_options *o, int v)
     o->selftest = v != 0;
 }
 
+static void set_dump(struct btsx_options *o, int v)
+{
+    o->dump = v != 0;
+}
+
 static const struct choice backend_choices[] = {
     {"auto", BACKEND_AUTO},
     {"hw", BACKEND_HW},
@@ -250,6 +255,7 @@ static const struct option_desc options[] = {
     CHOICE_OPT("pmi", "fixed|nmi", pmi_choices, set_pmi),
     CHOICE_OPT("apic", "auto|xapic|x2apic", apic_choices, set_apic),
     CHOICE_OPT("console", "all|serial", console_choices, set_console),
+    FLAG_OPT("dump", set_dump),
 };
 
 #define NOPTIONS NCHOICES(options)
@@ -302,6 +308,7 @@ void cmdline_defaults(struct btsx_options *o)
         .pmi = PMI_FIXED,
         .apic = APIC_MODE_AUTO,
         .console = CONSOLE_ALL,
+        .dump = false,
     };
 }
 

@@ -10,6 +10,7 @@
  *   pmi=fixed|nmi            how LVT PC delivers the threshold interrupt
  *   apic=auto|xapic|x2apic
  *   console=all|serial       serial only: leave the screen alone
+ *   dump | dump=0|1          print every trace a test collects (for tools/btsx-trace)
  * A first token starting with '/' is the image path some loaders prepend, and is ignored.
  * Anything else is an error that names the option: the design's contract is that a bad command
  * line fails the run cleanly rather than being guessed at.
@@ -51,6 +52,7 @@ struct btsx_options {
     enum pmi_delivery pmi;
     enum apic_mode apic;
     enum console_choice console;
+    bool dump;
 };
 
 /* No globs (every test), auto backend/exit/APIC, fixed PMI, seed unset, flags off. */

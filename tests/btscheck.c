@@ -165,6 +165,10 @@ int64_t trace_collect(struct bts_trace *t, struct bts_record *out, size_t max)
     int64_t n = bts_get_raw(t, 0, max, out);
     if (n < 0)
         test_fail("reading the trace: %s", err_name((int)n));
+    /* One line per record, raw, for tools/btsx-trace: name, index, from, to, flags. */
+    for (int64_t i = 0; test_dump_traces() && i < n; i++)
+        test_diag("bts-record %s %ld %#lx %#lx %#lx", test_current_name(), i, out[i].from,
+                  out[i].to, out[i].flags);
     return n;
 }
 

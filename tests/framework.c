@@ -26,6 +26,7 @@ enum outcome { OUT_PASS, OUT_SKIP, OUT_FAIL }; /* ordered: status only gets wors
 
 static struct ktap ktap;
 static const struct btsx_options *opts;
+static const struct test_case *running;
 static enum outcome outcome;
 static char reason[KTAP_LINE_MAX];
 static uint64_t rng_state, seed;
@@ -128,6 +129,16 @@ bool test_verbose(void)
 {
     return opts->verbose;
 }
+
+const char *test_current_name(void)
+{
+    return running ? running->name : "none";
+}
+
+bool test_dump_traces(void)
+{
+    return opts->dump;
+}
 uint64_t test_seed(void)
 {
     return seed;
@@ -193,6 +204,7 @@ static void run_one(const struct test_case *tc, unsigned index)
 {
     outcome = OUT_PASS;
     reason[0] = '\0';
+    running = tc;
     watchdog_hit = false;
     struct recovery r = {.report = true};
     unsigned timeout = tc->timeout_ms ? tc->timeout_ms : TEST_TIMEOUT_DEFAULT_MS;

@@ -44,6 +44,9 @@ void test_diag(const char *fmt, ...) BTSX_PRINTF_LIKE(1, 2);
 /* Diagnostics shown only with `verbose`. */
 void test_info(const char *fmt, ...) BTSX_PRINTF_LIKE(1, 2);
 bool test_failed(void);
+/* The running test's name; whether `dump` asked for every collected trace to be printed. */
+const char *test_current_name(void);
+bool test_dump_traces(void);
 struct fault_info;
 /* Runs fn(arg) and reports whether it faulted, with the details; a watchdog timeout inside
  * still ends the test. */

@@ -45,6 +45,7 @@ static void assert_options_equal(const struct btsx_options *a, const struct btsx
     assert_int_equal(a->verbose, b->verbose);
     assert_int_equal(a->exit, b->exit);
     assert_int_equal(a->selftest, b->selftest);
+    assert_int_equal(a->dump, b->dump);
     assert_int_equal(a->pmi, b->pmi);
     assert_int_equal(a->apic, b->apic);
     assert_int_equal(a->console, b->console);
@@ -64,6 +65,7 @@ static void test_defaults(void **state)
     assert_false(o.verbose);
     assert_int_equal(o.exit, EXIT_AUTO);
     assert_false(o.selftest);
+    assert_false(o.dump);
     assert_int_equal(o.pmi, PMI_FIXED);
     assert_int_equal(o.apic, APIC_MODE_AUTO);
     assert_int_equal(o.console, CONSOLE_ALL);
@@ -115,6 +117,9 @@ static void test_flags(void **state)
     assert_true(parse_ok("selftest").selftest);
     assert_true(parse_ok("selftest=1").selftest);
     assert_false(parse_ok("selftest=0").selftest);
+    assert_true(parse_ok("dump").dump);
+    assert_true(parse_ok("dump=1").dump);
+    assert_false(parse_ok("dump=0").dump);
     /* =0 turns a flag off even if the caller had it on. */
     cmdline_defaults(&o);
     o.verbose = true;

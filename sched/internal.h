@@ -1,0 +1,20 @@
+/* What sched/sched.c shares with sched/supervise.c, and nothing outside sched/ uses. */
+#ifndef BTSX_SCHED_INTERNAL_H
+#define BTSX_SCHED_INTERNAL_H
+
+#include <stdbool.h>
+
+#include "sched/sched.h"
+
+extern struct task boot_task; /* the test runner: the context kmain ran in */
+extern struct task *current, *idle_task, *all_tasks;
+extern volatile bool runner_abort;
+
+/* Picks the next task and switches to it; call with interrupts off. */
+void schedule(void);
+void task_free(struct task *t);
+/* In the runner's waits: give up (to the test's recovery point) if the watchdog asked. */
+void check_runner_abort(void);
+void sched_rq_clear(void);
+
+#endif

@@ -1,0 +1,131 @@
+/*
+ * The scheduler's supervision of tasks: the stream policy's tracer/tracee hand-over, faults
+ * of tasks (contained, with the crash report), and the test watchdog's ways of ending a hang.
+ */
+#include "kernel/console.h"
+#include "kernel/cpu.h"
+#include "kernel/errno.h"
+#include "kernel/printf.h"
+#include "kernel/symbols.h"
+#include "kernel/trap.h"
+#include "sched/internal.h"
+#include "sched/sched.h"
+
+int sched_stream_full(struct bts_trace *t, void *arg)
+{
+    (void)t;
+    struct task *tracee = arg;
+    if (tracee != current || !tracee->tracer)
+        return E_STATE; /* nobody can drain: the caller counts the loss */
+    /* Suspended inside the threshold interrupt, mid-loop if need be; the tracee's registers
+     * stay in the interrupted frame on its own stack and it resumes only after the drain. */
+    tracee->drain_wait = true;
+    task_wake(tracee->tracer);
+    current->state = TASK_BLOCKED;
+    schedule();
+    return 0;
+}
+
+void sched_wait_tracee(struct task *tracee)
+{
+    bool irq = irq_enabled();
+    irq_disable();
+    while (!tracee->drain_wait && tracee->state != TASK_ZOMBIE) {
+        current->state = TASK_BLOCKED;
+        schedule();
+        check_runner_abort();
+    }
+    if (irq)
+        irq_enable();
+}
+
+void sched_release_tracee(struct task *tracee)
+{
+    bool irq = irq_enabled();
+    irq_disable();
+    tracee->drain_wait = false;
+    task_wake(tracee);
+    if (irq)
+        irq_enable();
+}
+
+/* User code is a copy of kernel-image bytes: name a user address by the kernel symbol of
+ * the byte it was copied from, marked "user:". */
+static void task_symbol(const struct task *t, uint64_t a, char *buf, size_t len)
+{
+    if (t->user && a >= USER_CODE_VA && a < USER_CODE_VA + t->code_len) {
+        char s[SYMBOL_TEXT_MAX];
+        symbol_format(t->code_src + (a - USER_CODE_VA), s, sizeof(s));
+        ksnprintf(buf, len, "user:%s @%#lx", s, a);
+        return;
+    }
+    symbol_format(a, buf, len);
+}
+
+/* The seed's debugging use case: a traced task crashes, the report shows how it got there. */
+bool sched_task_fault(struct trap_frame *f)
+{
+    struct task *t = current;
+    if (t == &boot_task || t == idle_task)
+        return false; /* the test runner's faults end its test instead */
+    t->faulted = true;
+    t->fault = fault_info_from(f);
+    kprintf_diag("task %u (%s) ended by a fault, the run goes on:", t->id, t->name);
+    trap_report(f, kprintf_diag);
+    struct bts_trace *tr = t->trace;
+    if (tr && tr->configured) {
+        bts_disable(tr);
+        uint64_t n = bts_count(tr);
+        uint64_t first = n > CRASH_BRANCHES ? n - CRASH_BRANCHES : 0;
+        int64_t got = bts_get_raw(tr, first, CRASH_BRANCHES, t->crash);
+        t->ncrash = got > 0 ? (unsigned)got : 0;
+        kprintf_diag("last %u branches, oldest first:", t->ncrash);
+        for (unsigned i = 0; i < t->ncrash; i++) {
+            char a[SYMBOL_TEXT_MAX], b[SYMBOL_TEXT_MAX];
+            task_symbol(t, t->crash[i].from, a, sizeof(a));
+            task_symbol(t, t->crash[i].to, b, sizeof(b));
+            kprintf_diag("  %2u: %s -> %s", i, a, b);
+        }
+    }
+    task_exit(E_FAULT);
+}
+
+bool sched_in_runner(void)
+{
+    return current == &boot_task;
+}
+bool sched_in_idle(void)
+{
+    return current == idle_task;
+}
+
+void sched_abort_current(const char *why)
+{
+    kprintf_diag("task %u (%s) %s", current->id, current->name, why);
+    task_exit(E_TIMEDOUT);
+}
+
+void sched_abort_runner(void)
+{
+    runner_abort = true;
+    task_wake(&boot_task);
+}
+
+unsigned sched_kill_others(void)
+{
+    bool irq = irq_enabled();
+    irq_disable();
+    unsigned n = 0;
+    sched_rq_clear(); /* only the runner runs now; the idle task is never queued */
+    while (all_tasks && all_tasks != idle_task) {
+        struct task *t = all_tasks;
+        if (t->state != TASK_ZOMBIE || !t->joiner)
+            n++;
+        task_free(t);
+    }
+    /* The idle task is the oldest entry; anything behind it was created before it: none. */
+    runner_abort = false;
+    if (irq)
+        irq_enable();
+    return n;
+}

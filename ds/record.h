@@ -6,7 +6,7 @@
  * same format so that one buffer, one ring and one reader handle both: `from` holds
  * BTS_ESCAPE, `to` the TSC and `flags` the qualifier (the seed's design).
  *
- * Hardware `flags` are never interpreted for branches: bit 4 "predicted" is not implemented
+ * Hardware `flags` are never interpreted for branches: bit 4 "predicted" is absent
  * on Core/Atom (bts-reference §3), so only escape records give `flags` a meaning.
  */
 #ifndef BTSX_DS_RECORD_H

@@ -16,7 +16,7 @@ isr_stubs:
     .rept 256
     .balign STUB_SIZE
     .if HAS_ERROR(vec)
-        nop; nop                        /* keep every stub the same shape */
+        nop; nop                        /* every entry has the same size */
     .else
         push $0
     .endif

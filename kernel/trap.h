@@ -52,9 +52,9 @@ typedef void (*trap_handler_t)(struct trap_frame *f);
 void idt_init(void);
 /* Installs a handler for a vector; returns the previous one. */
 trap_handler_t trap_set_handler(unsigned vector, trap_handler_t h);
-/* Entry address of a vector's stub (what an IDT gate points at, and a BTS record's `to`). */
+/* Entry address of a vector's entry code (what an IDT gate points at, a BTS record's `to`). */
 uint64_t trap_stub_address(unsigned vector);
-/* The IRETQ instruction every stub returns through (a BTS record's `from` when returning). */
+/* The IRETQ every vector's entry code returns through (a BTS record's `from` then). */
 extern const char isr_iretq[];
 
 const char *trap_vector_name(unsigned vector);

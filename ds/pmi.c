@@ -8,6 +8,7 @@
 #include "ds/backend.h"
 #include "ds/bts.h"
 #include "kernel/apic.h"
+#include "kernel/string.h"
 #include "kernel/trap.h"
 
 static bool nmi_delivery;
@@ -18,7 +19,7 @@ uint64_t bts_spurious_pmis(void)
     return spurious;
 }
 
-void bts_drain_hw(struct bts_trace *t)
+void bts_drain_hw(struct bts_trace *t, bool in_pmi)
 {
     uint64_t n;
     if (ds_pending(t->ds, &n) != 0) {
@@ -27,10 +28,10 @@ void bts_drain_hw(struct bts_trace *t)
         t->ds->bts_index = t->ds->bts_base;
         return;
     }
-    const struct bts_record *src = (const struct bts_record *)t->ds->bts_base;
+    struct bts_record *src = (struct bts_record *)t->ds->bts_base;
     t->draining = true;
     uint64_t done = ring_append(&t->ring, src, n);
-    while (done < n && t->cfg.policy == BTS_POLICY_STREAM && t->on_full) {
+    while (in_pmi && done < n && t->cfg.policy == BTS_POLICY_STREAM && t->on_full) {
         /* Stream: never drop. The tracer makes room, then the rest goes in. */
         t->stream_waits++;
         if (t->on_full(t, t->cb_arg) != 0)
@@ -40,9 +41,17 @@ void bts_drain_hw(struct bts_trace *t)
             break;
         done += more;
     }
-    if (done < n && t->cfg.policy == BTS_POLICY_STREAM)
-        t->ring.lost += n - done; /* no tracer made room: counted, never silent */
-    t->ds->bts_index = t->ds->bts_base;
+    uint64_t left = n - done;
+    if (left && t->cfg.policy == BTS_POLICY_STREAM && !in_pmi) {
+        /* Outside the interrupt (a tracer reading, a switch) nobody is waited for: what does
+         * not fit stays in the hardware buffer, oldest first, for the next drain. */
+        memmove(src, src + done, left * BTS_RECORD_SIZE);
+        t->ds->bts_index = t->ds->bts_base + left * BTS_RECORD_SIZE;
+    } else {
+        if (left && t->cfg.policy == BTS_POLICY_STREAM)
+            t->ring.lost += left; /* no tracer made room: counted, never silent */
+        t->ds->bts_index = t->ds->bts_base;
+    }
     t->draining = false;
     if (t->cfg.policy == BTS_POLICY_STOP && t->ring.overflowed && !t->stopped) {
         t->stopped = true;
@@ -66,7 +75,7 @@ static void bts_pmi(struct trap_frame *f)
             t->pmi_at_min = at;
         if (at > t->pmi_at_max)
             t->pmi_at_max = at;
-        bts_drain_hw(t); /* 2-4. copy, reset, policy */
+        bts_drain_hw(t, true); /* 2-4. copy, reset, policy */
     } else {
         spurious++;
     }

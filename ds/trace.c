@@ -192,7 +192,7 @@ int bts_run(struct bts_trace *t, void (*fn)(void *), void *arg)
     bts_call_traced(t->debugctl, fn, arg, bts_backend()->write_debugctl);
     t->enabled = false;
     if (t->cfg.mode == BTS_MODE_INTERRUPT)
-        bts_drain_hw(t); /* what is left below the threshold joins the ring */
+        bts_drain_hw(t, false); /* what is left below the threshold joins the ring */
     return 0;
 }
 
@@ -207,7 +207,7 @@ static void flush(struct bts_trace *t)
     irq_disable();
     if (live)
         bts_backend()->write_debugctl(0);
-    bts_drain_hw(t);
+    bts_drain_hw(t, false);
     if (live && !t->stopped)
         bts_backend()->write_debugctl(t->debugctl);
     if (irq)
@@ -363,15 +363,24 @@ int bts_status(struct bts_trace *t, struct bts_status *st)
     return 0;
 }
 
-/* Appends a timestamp after whatever the hardware buffer holds, keeping the order. */
+/* Appends a timestamp after whatever the hardware buffer holds, keeping the order: into the
+ * ring, or, when a stream ring is full, into the hardware buffer behind the records kept there. */
 static void timestamp(struct bts_trace *t, enum bts_qualifier q)
 {
     if (!t || !(t->cfg.events & BTS_EVENTS_TIMESTAMPS) || !t->ring.rec)
         return;
-    bts_drain_hw(t);
+    bts_drain_hw(t, false);
     struct bts_record r = bts_timestamp_record(q, rdtsc());
-    if (ring_append(&t->ring, &r, 1) == 0 && t->cfg.policy == BTS_POLICY_STREAM)
+    if (t->ds->bts_index == t->ds->bts_base && ring_append(&t->ring, &r, 1) == 1)
+        return;
+    if (t->cfg.policy != BTS_POLICY_STREAM)
+        return; /* wrap and stop accounted for it in ring_append */
+    if (t->ds->bts_index + BTS_RECORD_SIZE <= t->ds->bts_abs_max) {
+        *(struct bts_record *)t->ds->bts_index = r;
+        t->ds->bts_index += BTS_RECORD_SIZE;
+    } else {
         t->ring.lost++;
+    }
 }
 
 extern struct ds_area *ds_idle_area;

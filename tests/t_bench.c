@@ -100,7 +100,7 @@ TEST(bench, drain_cost, "PMI drain cost per record vs memcpy of the same bytes",
     for (unsigned r = 0; r < DRAIN_ROUNDS; r++) {
         t.ds->bts_index = t.ds->bts_base + DRAIN_RECORDS * BTS_RECORD_SIZE;
         uint64_t t0 = rdtsc_ordered();
-        bts_drain_hw(&t);
+        bts_drain_hw(&t, true);
         uint64_t t1 = rdtsc_ordered();
         memcpy(copy, t.buf, sizeof(copy));
         __asm__ volatile("" : : "r"(copy) : "memory");

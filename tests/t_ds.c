@@ -121,6 +121,14 @@ TEST(ds, pmi_count, "interrupt mode: the expected number of PMIs, each at the th
     pmi_case(16, 8);
     pmi_case(16, 15); /* threshold = maximum - 1 record */
     pmi_case(32, 30);
+    /* The 2-record minimum in interrupt mode has its threshold at 1 record. With fixed
+     * delivery the PMI's own IRETQ record (kernel recording is on) reaches that threshold
+     * again at once, an endless PMI stream on hardware as on the model; with NMI delivery the
+     * model's PMI records nothing, so there it can be checked. */
+    if (pmi_is_nmi())
+        pmi_case(2, 1);
+    else
+        test_diag("2-record interrupt mode: checked with pmi=nmi (make check runs it)");
 }
 
 TEST(ds, disable_enable_clear, "disable stops at once, enable resumes, clear empties", 0)

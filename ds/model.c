@@ -89,11 +89,11 @@ static void raise_pmi(void)
     stats.pmis++;
 }
 
-/* Stores one record with the hardware's rules (bts-reference.md §2, §3). */
+/* Stores one record with the hardware's rules (docs/hardware.md §2-§4). */
 static void store(uint64_t from, uint64_t to, unsigned cpl_after)
 {
     uint64_t dbg = bts_model_debugctl;
-    /* The CPL filter applies to the CPL after the transfer (bts-reference.md §4). */
+    /* The CPL filter applies to the CPL after the transfer (docs/hardware.md §6). */
     if ((cpl_after == 0 && (dbg & DEBUGCTL_BTS_OFF_OS)) ||
         (cpl_after != 0 && (dbg & DEBUGCTL_BTS_OFF_USR))) {
         stats.filtered++;
@@ -105,7 +105,7 @@ static void store(uint64_t from, uint64_t to, unsigned cpl_after)
     uint64_t idx = ds->bts_index;
     if (idx >= ds->bts_abs_max && (dbg & DEBUGCTL_BTINT)) {
         /* Interrupt mode and full: the PMI is overdue. What hardware does here is open
-         * (bts-reference.md §4); the model drops the record and keeps the full buffer. */
+         * (docs/hardware.md §4, O1); the model drops the record and keeps the full buffer. */
         stats.dropped++;
         raise_pmi();
         return;

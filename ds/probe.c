@@ -1,5 +1,5 @@
 /*
- * Choosing the backend. The hardware probe trusts nothing (bts-reference.md §1): CPUID, then
+ * Choosing the backend. The hardware probe trusts nothing (docs/hardware.md §1): CPUID, then
  * MISC_ENABLE, then a #GP-safe DEBUGCTL write read back, and finally one known branch that
  * must produce one correct record: Bochs claims DS in CPUID and drops the writes, QEMU TCG
  * reports MISC_ENABLE.BTS_UNAVAILABLE=0, KVM raises #GP. The first step that fails is the
@@ -129,7 +129,7 @@ static bool probe_hw(void)
     return true;
 }
 
-/* Errata that make hardware records differ (bts-reference.md §7), by family 6 model. */
+/* Errata that make hardware records differ (docs/hardware.md §9), by family 6 model. */
 static const struct {
     uint32_t model;
     const char *erratum;

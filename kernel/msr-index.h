@@ -45,7 +45,7 @@
 #define MISC_ENABLE_BTS_UNAVAIL  BIT(11) /* read-only; 1 = no BTS */
 #define MISC_ENABLE_PEBS_UNAVAIL BIT(12)
 
-/* IA32_DEBUGCTL (SDM Vol. 3B, 18.4.1 / 17.4.1) */
+/* IA32_DEBUGCTL, Core layout (SDM Vol. 3B, "IA32_DEBUGCTL MSR"; docs/hardware.md §2) */
 #define DEBUGCTL_LBR                   BIT(0)
 #define DEBUGCTL_BTF                   BIT(1)
 #define DEBUGCTL_TR                    BIT(6)

@@ -85,7 +85,7 @@ static void bts_pmi(struct trap_frame *f)
     if (t && t->stopped)
         t->enabled = false; /* the stop policy ended it */
     else if (t && t->enabled)
-        b->write_debugctl(t->debugctl); /* 7. restart what the trace asked for */
+        b->write_debugctl(bts_trace_debugctl(t)); /* 7. restart what the trace asked for */
 }
 
 void bts_pmi_init(bool nmi)

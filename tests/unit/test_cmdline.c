@@ -49,6 +49,7 @@ static void assert_options_equal(const struct btsx_options *a, const struct btsx
     assert_int_equal(a->pmi, b->pmi);
     assert_int_equal(a->apic, b->apic);
     assert_int_equal(a->console, b->console);
+    assert_int_equal(a->clock, b->clock);
 }
 
 static void test_defaults(void **state)
@@ -69,6 +70,7 @@ static void test_defaults(void **state)
     assert_int_equal(o.pmi, PMI_FIXED);
     assert_int_equal(o.apic, APIC_MODE_AUTO);
     assert_int_equal(o.console, CONSOLE_ALL);
+    assert_int_equal(o.clock, CLOCK_AUTO);
 }
 
 static void test_empty_lines(void **state)
@@ -104,6 +106,10 @@ static void test_choices(void **state)
     assert_int_equal(parse_ok("apic=x2apic").apic, APIC_MODE_X2APIC);
     assert_int_equal(parse_ok("console=all").console, CONSOLE_ALL);
     assert_int_equal(parse_ok("console=serial").console, CONSOLE_SERIAL);
+    assert_int_equal(parse_ok("clock=auto").clock, CLOCK_AUTO);
+    assert_int_equal(parse_ok("clock=pit").clock, CLOCK_PIT);
+    assert_int_equal(parse_ok("clock=hpet").clock, CLOCK_HPET);
+    assert_int_equal(parse_ok("clock=cpuid").clock, CLOCK_CPUID);
 }
 
 static void test_flags(void **state)
@@ -229,6 +235,9 @@ static const struct bad_case bad_cases[] = {
     {"pmi=smi", CMDLINE_EVALUE, "bad value 'smi' for 'pmi' (fixed|nmi)"},
     {"apic", CMDLINE_EVALUE, "missing value for 'apic' (auto|xapic|x2apic)"},
     {"console=vga", CMDLINE_EVALUE, "bad value 'vga' for 'console' (all|serial)"},
+    {"clock", CMDLINE_EVALUE, "missing value for 'clock' (auto|pit|hpet|cpuid)"},
+    {"clock=tsc", CMDLINE_EVALUE, "bad value 'tsc' for 'clock' (auto|pit|hpet|cpuid)"},
+    {"clock=HPET", CMDLINE_EVALUE, "bad value 'HPET' for 'clock' (auto|pit|hpet|cpuid)"},
     {"apic=x3apic", CMDLINE_EVALUE, "bad value 'x3apic' for 'apic' (auto|xapic|x2apic)"},
     {"verbose=", CMDLINE_EVALUE, "bad value '' for 'verbose' (0|1)"},
     {"verbose=yes", CMDLINE_EVALUE, "bad value 'yes' for 'verbose' (0|1)"},
@@ -266,6 +275,7 @@ static const struct bad_case bad_cases[] = {
     {"backend=hw exit=halt backend=hw", CMDLINE_EDUP, "option 'backend' given twice"},
     {"pmi=nmi pmi=nmi", CMDLINE_EDUP, "option 'pmi' given twice"},
     {"apic=auto apic=xapic", CMDLINE_EDUP, "option 'apic' given twice"},
+    {"clock=pit clock=hpet", CMDLINE_EDUP, "option 'clock' given twice"},
     {"exit=halt exit=reboot", CMDLINE_EDUP, "option 'exit' given twice"},
     /* The error comes after valid options: those must not leak out either. */
     {"verbose backend=hw tests=x seed=5 bogus", CMDLINE_EUNKNOWN, "unknown option 'bogus'"},

@@ -138,10 +138,11 @@ kernel-check: all
 
 selftest: all
 	$(RUNNER) --config direct --tag selftest --append "selftest=1" \
-	    --expect selftest.fault=fail,selftest.hang=timeout,selftest.fail=fail
+	    --expect selftest.fault=fail,selftest.hang=timeout,selftest.fail=fail,selftest.hang_irqoff=timeout
 	$(RUNNER) --config direct --tag badcmdline --append "bogus=1" --expect-exit 2
 	$(RUNNER) --config direct --tag nomatch --append "tests=no.such.test" --expect-exit 2
 	$(RUNNER) --config direct --tag nmi --append "pmi=nmi tests=bts.*,ds.*,apic.*"
+	$(RUNNER) --config direct --tag hpet --append "clock=hpet tests=apic.*,sched.*"
 	$(RUNNER) --config direct --tag hwonly --append "backend=hw tests=bts.*,ds.*,sched.*"
 
 # Both compilers must build the kernel: clang's build goes to its own folder.

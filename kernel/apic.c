@@ -165,14 +165,20 @@ uint64_t apic_timer_measure_hz(enum clock_ref ref, unsigned ms, uint64_t *tsc)
         uint64_t t0 = rdtsc();
         uint32_t c1;
         uint64_t t1, prev = t0;
+        uint64_t t2;
         for (;;) {
             c1 = apic_read(APIC_TIMER_CUR);
             t1 = rdtsc();
-            if (window_over(ref))
+            bool over = window_over(ref);
+            t2 = rdtsc();
+            if (over)
                 break;
             prev = t1;
         }
-        uint64_t slack = (t0 - s0) + (t1 - prev);
+        /* The window ended after the previous check began (after prev) and before this check
+         * returned (t2); t1 lies in between. A host that deschedules the emulator between
+         * reading t1 and the check must widen the bracket, not shorten the window. */
+        uint64_t slack = (t0 - s0) + (t2 - prev);
         if (slack < best_slack) {
             best_slack = slack;
             best_hz = (uint64_t)(c0 - c1) * 1000 / ms;

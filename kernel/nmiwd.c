@@ -1,5 +1,6 @@
 #include "kernel/nmiwd.h"
 
+#include "kernel/acpi.h"
 #include "kernel/apic.h"
 #include "kernel/hpet.h"
 #include "kernel/ioapic.h"
@@ -11,7 +12,7 @@ static int gsi = -1;
 static bool armed;
 static uint64_t armed_at, ticks;
 static void (*fire_fn)(struct trap_frame *f);
-static char describe[80];
+static char describe[120];
 
 /*
  * An NMI carries no source: the PMI (pmi=nmi) and the tests' self-NMIs share the vector. The
@@ -32,7 +33,8 @@ static bool nmi_hook(struct trap_frame *f)
 bool nmi_watchdog_init(void)
 {
     if (!hpet_present()) {
-        ksnprintf(describe, sizeof(describe), "lapic timer only (no HPET for an NMI watchdog)");
+        ksnprintf(describe, sizeof(describe), "lapic timer only (no HPET for an NMI watchdog%s)",
+                  acpi_rsdp_source() ? "" : ": no ACPI RSDP");
         return false;
     }
     gsi = hpet_oneshot_setup();
@@ -43,8 +45,9 @@ bool nmi_watchdog_init(void)
     }
     ioapic_route_nmi((unsigned)gsi, apic_id());
     trap_nmi_hook = nmi_hook;
-    ksnprintf(describe, sizeof(describe), "lapic timer, then nmi: hpet timer %u -> ioapic gsi %d",
-              hpet_oneshot_timer(), gsi);
+    ksnprintf(describe, sizeof(describe),
+              "lapic timer, then nmi: hpet timer %u -> ioapic gsi %d (rsdp: %s, ioapic: %s)",
+              hpet_oneshot_timer(), gsi, acpi_rsdp_source(), ioapic_source());
     return true;
 }
 

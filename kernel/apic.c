@@ -236,9 +236,10 @@ static void timer_calibrate(enum clock_choice choice)
     pit_ok = pit_present();
     enum clock_ref ref = choice == CLOCK_CPUID ? CLOCK_REF_NONE : apic_check_ref();
     const char *why = "";
-    if (choice == CLOCK_HPET && hpet_present())
-        ref = CLOCK_REF_HPET, why = "; clock=hpet";
-    else if (choice == CLOCK_HPET)
+    if (choice == CLOCK_HPET && hpet_present()) {
+        ref = CLOCK_REF_HPET;
+        why = "; clock=hpet";
+    } else if (choice == CLOCK_HPET)
         why = "; clock=hpet asked, but no HPET";
     else if (choice == CLOCK_PIT && !pit_ok)
         why = "; clock=pit asked, but the PIT never counted down";
@@ -246,9 +247,10 @@ static void timer_calibrate(enum clock_choice choice)
         why = "; clock=pit";
     else if (choice == CLOCK_CPUID && cpuid_timer)
         why = "; clock=cpuid";
-    else if (choice == CLOCK_CPUID)
-        ref = apic_check_ref(), why = "; clock=cpuid asked, but CPUID.15H gives no crystal";
-    else if (!pit_ok)
+    else if (choice == CLOCK_CPUID) {
+        ref = apic_check_ref();
+        why = "; clock=cpuid asked, but CPUID.15H gives no crystal";
+    } else if (!pit_ok)
         why = "; no PIT: channel 2 never counted down";
 
     if (ref == CLOCK_REF_NONE) {

@@ -143,6 +143,11 @@ void hpet_oneshot_arm(uint64_t ticks)
     wr(REG_TIMER_CFG(wd_timer), wd_cfg | TN_INT_ENABLE);
 }
 
+uint64_t hpet_max_oneshot(void)
+{
+    return mask / 2;
+}
+
 void hpet_oneshot_disarm(void)
 {
     wr(REG_TIMER_CFG(wd_timer), wd_cfg);

@@ -25,6 +25,8 @@ int hpet_oneshot_setup(void);
 /* Arms the comparator `ticks` from now (edge, one-shot); disarm stops it. */
 void hpet_oneshot_arm(uint64_t ticks);
 void hpet_oneshot_disarm(void);
+/* The longest one-shot that hpet_since() can still tell from a wrap: half the counter. */
+uint64_t hpet_max_oneshot(void);
 unsigned hpet_oneshot_timer(void);
 
 #endif

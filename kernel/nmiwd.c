@@ -10,7 +10,7 @@
 
 static int gsi = -1;
 static bool armed;
-static uint64_t armed_at, ticks;
+static uint64_t armed_at, stage, left; /* HPET ticks: this stage's, and to the deadline */
 static void (*fire_fn)(struct trap_frame *f);
 static char describe[120];
 
@@ -19,10 +19,24 @@ static char describe[120];
  * watchdog's is the one that arrives while it is armed and its deadline has passed on the
  * HPET's own counter; anything earlier belongs to someone else and goes to the vector's handler.
  */
+static void arm_stage(void)
+{
+    stage = left < hpet_max_oneshot() ? left : hpet_max_oneshot();
+    armed_at = hpet_counter();
+    hpet_oneshot_arm(stage);
+}
+
 static bool nmi_hook(struct trap_frame *f)
 {
-    if (!armed || hpet_since(armed_at) < ticks)
+    if (!armed || hpet_since(armed_at) < stage)
         return false;
+    left -= stage;
+    if (left) {
+        /* A 32-bit HPET cannot reach a deadline minutes away in one step. Only a test that
+         * is still running after half a wrap (about 150 s at 14.3 MHz) sees this NMI. */
+        arm_stage();
+        return true;
+    }
     nmi_watchdog_cancel();
     void (*fn)(struct trap_frame *) = fire_fn;
     if (fn)
@@ -68,9 +82,10 @@ void nmi_watchdog_arm_us(uint64_t us, void (*fn)(struct trap_frame *f))
     ioapic_mask((unsigned)gsi);
     armed = false;
     fire_fn = fn;
-    ticks = us * hpet_hz() / US_PER_S;
-    armed_at = hpet_counter();
-    hpet_oneshot_arm(ticks);
+    left = us * hpet_hz() / US_PER_S;
+    if (left == 0)
+        left = 1;
+    arm_stage();
     armed = true;
     ioapic_unmask((unsigned)gsi);
 }

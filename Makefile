@@ -143,6 +143,10 @@ selftest: all
 	$(RUNNER) --config direct --tag nomatch --append "tests=no.such.test" --expect-exit 2
 	$(RUNNER) --config direct --tag nmi --append "pmi=nmi tests=bts.*,ds.*,apic.*"
 	$(RUNNER) --config direct --tag hpet --append "clock=hpet tests=apic.*,sched.*"
+	QEMU=$(CURDIR)/tools/qemu-nopit $(RUNNER) --config direct --tag nopit \
+	    --append "selftest=1 tests=apic.*,sched.*,selftest.hang_irqoff" \
+	    --expect selftest.hang_irqoff=timeout
+	grep -q '(hpet; no PIT: channel 2 never counted down)' $(B)/logs/nopit-direct.log
 	$(RUNNER) --config direct --tag hwonly --append "backend=hw tests=bts.*,ds.*,sched.*"
 
 # Both compilers must build the kernel: clang's build goes to its own folder.

@@ -138,10 +138,15 @@ kernel-check: all
 
 selftest: all
 	$(RUNNER) --config direct --tag selftest --append "selftest=1" \
-	    --expect selftest.fault=fail,selftest.hang=timeout,selftest.fail=fail
+	    --expect selftest.fault=fail,selftest.hang=timeout,selftest.fail=fail,selftest.hang_irqoff=timeout
 	$(RUNNER) --config direct --tag badcmdline --append "bogus=1" --expect-exit 2
 	$(RUNNER) --config direct --tag nomatch --append "tests=no.such.test" --expect-exit 2
 	$(RUNNER) --config direct --tag nmi --append "pmi=nmi tests=bts.*,ds.*,apic.*"
+	$(RUNNER) --config direct --tag hpet --append "clock=hpet tests=apic.*,sched.*"
+	QEMU=$(CURDIR)/tools/qemu-nopit $(RUNNER) --config direct --tag nopit \
+	    --append "selftest=1 tests=apic.*,sched.*,selftest.hang_irqoff" \
+	    --expect selftest.hang_irqoff=timeout
+	grep -q '(hpet; no PIT: channel 2 never counted down)' $(B)/logs/nopit-direct.log
 	$(RUNNER) --config direct --tag hwonly --append "backend=hw tests=bts.*,ds.*,sched.*"
 	$(RUNNER) --config direct --tag netburst --append "model.layout=netburst tests=bts.*,ds.*"
 

@@ -2,25 +2,31 @@
 
 #include "kernel/console.h"
 #include "kernel/cpu.h"
+#include "kernel/hpet.h"
 #include "kernel/io.h"
 #include "kernel/panic.h"
 #include "kernel/pit.h"
+#include "kernel/printf.h"
 #include "kernel/trap.h"
 
-#define PIC1_DATA         0x21
-#define PIC2_DATA         0xA1
-#define PIC_MASK_ALL      0xFF
-#define X2APIC_MSR(reg)   (MSR_X2APIC_BASE + ((reg) >> 4))
-#define X2APIC_ICR_MSR    0x830
-#define CALIBRATE_MS      10
-#define CALIBRATE_WINDOWS 5 /* median: under an emulator one window can be stretched */
-#define TIMER_DIVIDER     16
-#define US_PER_S          1000000ULL
-#define ICR_SPIN_LIMIT    1000000
+#define PIC1_DATA             0x21
+#define PIC2_DATA             0xA1
+#define PIC_MASK_ALL          0xFF
+#define X2APIC_MSR(reg)       (MSR_X2APIC_BASE + ((reg) >> 4))
+#define X2APIC_ICR_MSR        0x830
+#define CALIBRATE_MS          10
+#define CALIBRATE_WINDOWS     5 /* median: under an emulator one window can be stretched */
+#define TIMER_DIVIDER         16
+#define US_PER_S              1000000ULL
+#define ICR_SPIN_LIMIT        1000000
+/* CPUID.15H is believed when the measurement is this close: a measurement on hardware is good
+ * to well under 1 %, so a wider gap is the leaf being wrong (or rounded: 24 vs 25 MHz). */
+#define CPUID15_TOLERANCE_PCT 2
 
 static volatile uint32_t *xapic; /* MMIO base in xAPIC mode, NULL in x2APIC mode */
 static uint64_t timer_hz_, tsc_hz_;
-static const char *timer_source = "pit";
+static char source[APIC_SOURCE_MAX];
+static bool pit_ok;
 static const char *note = "";
 static void (*timer_fn)(struct trap_frame *f);
 
@@ -114,15 +120,39 @@ static void spurious_irq(struct trap_frame *f)
     (void)f; /* no EOI for spurious vectors */
 }
 
+const char *clock_ref_name(enum clock_ref ref)
+{
+    static const char *const names[] = {"none", "pit", "hpet"};
+    return names[ref];
+}
+
+/* A window of `ms` on the reference clock: start it, then poll until it has passed. */
+static uint64_t window_start, window_ticks;
+
+static void window_begin(enum clock_ref ref, unsigned ms)
+{
+    if (ref == CLOCK_REF_PIT) {
+        pit_oneshot_start(ms);
+        return;
+    }
+    window_ticks = hpet_hz() * ms / 1000;
+    window_start = hpet_counter();
+}
+
+static bool window_over(enum clock_ref ref)
+{
+    return ref == CLOCK_REF_PIT ? pit_oneshot_done() : hpet_since(window_start) >= window_ticks;
+}
+
 /*
- * One window: the LAPIC timer free-runs while the PIT counts `ms`. Both ends are bracketed by
- * TSC reads; if the host (an emulator's thread) was descheduled across either end, the
- * bracket is wide and the window is measured again.
+ * One window: the LAPIC timer free-runs while the reference counts `ms`. Both ends are
+ * bracketed by TSC reads; if the host (an emulator's thread) was descheduled across either
+ * end, the bracket is wide and the window is measured again.
  */
 #define MEASURE_ATTEMPTS  5
 #define MEASURE_SLACK_DIV 200 /* an end's bracket may cost 0.5 % of the window */
 
-uint64_t apic_timer_measure_hz(unsigned ms, uint64_t *tsc)
+uint64_t apic_timer_measure_hz(enum clock_ref ref, unsigned ms, uint64_t *tsc)
 {
     uint64_t best_hz = 0, best_tsc = 0, best_slack = UINT64_MAX;
     apic_write(APIC_TIMER_DIV, APIC_TIMER_DIV_16);
@@ -130,19 +160,25 @@ uint64_t apic_timer_measure_hz(unsigned ms, uint64_t *tsc)
     for (unsigned a = 0; a < MEASURE_ATTEMPTS; a++) {
         apic_write(APIC_TIMER_INIT, 0xFFFFFFFF);
         uint64_t s0 = rdtsc();
-        pit_oneshot_start(ms);
+        window_begin(ref, ms);
         uint32_t c0 = apic_read(APIC_TIMER_CUR);
         uint64_t t0 = rdtsc();
         uint32_t c1;
         uint64_t t1, prev = t0;
+        uint64_t t2;
         for (;;) {
             c1 = apic_read(APIC_TIMER_CUR);
             t1 = rdtsc();
-            if (pit_oneshot_done())
+            bool over = window_over(ref);
+            t2 = rdtsc();
+            if (over)
                 break;
             prev = t1;
         }
-        uint64_t slack = (t0 - s0) + (t1 - prev);
+        /* The window ended after the previous check began (after prev) and before this check
+         * returned (t2); t1 lies in between. A host that deschedules the emulator between
+         * reading t1 and the check must widen the bracket, not shorten the window. */
+        uint64_t slack = (t0 - s0) + (t2 - prev);
         if (slack < best_slack) {
             best_slack = slack;
             best_hz = (uint64_t)(c0 - c1) * 1000 / ms;
@@ -167,29 +203,89 @@ uint64_t median_u64(uint64_t *v, unsigned n)
     return v[n / 2];
 }
 
-static void timer_calibrate(void)
+enum clock_ref apic_check_ref(void)
 {
+    return pit_ok ? CLOCK_REF_PIT : hpet_present() ? CLOCK_REF_HPET : CLOCK_REF_NONE;
+}
+
+static bool agrees(uint64_t a, uint64_t b)
+{
+    uint64_t d = a > b ? a - b : b - a;
+    return d * 100 <= b * CPUID15_TOLERANCE_PCT;
+}
+
+/*
+ * The LAPIC timer and TSC rates. CPUID.15H states them exactly when firmware and hypervisor
+ * fill it in truthfully, but some do not (a zero crystal, rounded values, or, under Bochs's
+ * Ice Lake model, a 2.4 MHz crystal where the timer really runs at 3.12 MHz). So the leaf is
+ * believed only when a measurement against an independent clock agrees with it; the clock is
+ * the PIT, else the HPET (newer platforms may gate the PIT off), and the leaf alone is used
+ * only when there is neither. clock= forces one source, to test each path on one machine.
+ */
+static void timer_calibrate(enum clock_choice choice)
+{
+    uint64_t cpuid_timer = 0, cpuid_tsc = 0;
     if (cpu_caps.max_leaf >= CPUID_LEAF_TSC_CRYSTAL) {
         struct cpuid_regs r = cpuid(CPUID_LEAF_TSC_CRYSTAL);
         /* ECX = core crystal Hz, which clocks the LAPIC timer; EBX/EAX = TSC/crystal. */
         if (r.ecx && r.eax && r.ebx) {
-            timer_hz_ = r.ecx / TIMER_DIVIDER;
-            tsc_hz_ = (uint64_t)r.ecx * r.ebx / r.eax;
-            timer_source = "cpuid-0x15";
-            apic_write(APIC_TIMER_DIV, APIC_TIMER_DIV_16);
-            return;
+            cpuid_timer = r.ecx / TIMER_DIVIDER;
+            cpuid_tsc = (uint64_t)r.ecx * r.ebx / r.eax;
         }
+    }
+    pit_ok = pit_present();
+    enum clock_ref ref = choice == CLOCK_CPUID ? CLOCK_REF_NONE : apic_check_ref();
+    const char *why = "";
+    if (choice == CLOCK_HPET && hpet_present()) {
+        ref = CLOCK_REF_HPET;
+        why = "; clock=hpet";
+    } else if (choice == CLOCK_HPET)
+        why = "; clock=hpet asked, but no HPET";
+    else if (choice == CLOCK_PIT && !pit_ok)
+        why = "; clock=pit asked, but the PIT never counted down";
+    else if (choice == CLOCK_PIT)
+        why = "; clock=pit";
+    else if (choice == CLOCK_CPUID && cpuid_timer)
+        why = "; clock=cpuid";
+    else if (choice == CLOCK_CPUID) {
+        ref = apic_check_ref();
+        why = "; clock=cpuid asked, but CPUID.15H gives no crystal";
+    } else if (!pit_ok)
+        why = "; no PIT: channel 2 never counted down";
+
+    if (ref == CLOCK_REF_NONE) {
+        if (!cpuid_timer)
+            panic("no clock to calibrate the LAPIC timer: no PIT, no HPET, no CPUID.15H crystal");
+        timer_hz_ = cpuid_timer;
+        tsc_hz_ = cpuid_tsc;
+        ksnprintf(source, sizeof(source), "cpuid-0x15%s%s", why,
+                  choice == CLOCK_CPUID ? "" : "; unchecked: no PIT or HPET");
+        apic_write(APIC_TIMER_DIV, APIC_TIMER_DIV_16);
+        return;
     }
     uint64_t hz[CALIBRATE_WINDOWS], tsc[CALIBRATE_WINDOWS];
     for (unsigned i = 0; i < CALIBRATE_WINDOWS; i++)
-        hz[i] = apic_timer_measure_hz(CALIBRATE_MS, &tsc[i]);
-    timer_hz_ = median_u64(hz, CALIBRATE_WINDOWS);
-    tsc_hz_ = median_u64(tsc, CALIBRATE_WINDOWS);
-    if (timer_hz_ == 0)
-        panic("LAPIC timer does not count (PIT calibration gave 0 Hz)");
+        hz[i] = apic_timer_measure_hz(ref, CALIBRATE_MS, &tsc[i]);
+    uint64_t m_timer = median_u64(hz, CALIBRATE_WINDOWS),
+             m_tsc = median_u64(tsc, CALIBRATE_WINDOWS);
+    if (m_timer == 0)
+        panic("LAPIC timer does not count (%s calibration gave 0 Hz)", clock_ref_name(ref));
+    if (cpuid_timer && agrees(m_timer, cpuid_timer) && agrees(m_tsc, cpuid_tsc)) {
+        timer_hz_ = cpuid_timer; /* exact where the measurement is only close */
+        tsc_hz_ = cpuid_tsc;
+        ksnprintf(source, sizeof(source), "cpuid-0x15; %s agrees%s", clock_ref_name(ref), why);
+    } else {
+        timer_hz_ = m_timer;
+        tsc_hz_ = m_tsc;
+        if (cpuid_timer)
+            ksnprintf(source, sizeof(source), "%s; cpuid-0x15 said %lu Hz, tsc %lu Hz%s",
+                      clock_ref_name(ref), cpuid_timer, cpuid_tsc, why);
+        else
+            ksnprintf(source, sizeof(source), "%s%s", clock_ref_name(ref), why);
+    }
 }
 
-void apic_init(enum apic_mode mode)
+void apic_init(enum apic_mode mode, enum clock_choice clock)
 {
     outb(PIC1_DATA, PIC_MASK_ALL); /* the legacy PIC stays silent: LAPIC only */
     outb(PIC2_DATA, PIC_MASK_ALL);
@@ -216,7 +312,7 @@ void apic_init(enum apic_mode mode)
     apic_write(APIC_LVT_PC, APIC_LVT_MASKED | VEC_PMI);
     trap_set_handler(VEC_TIMER, timer_irq);
     trap_set_handler(VEC_SPURIOUS, spurious_irq);
-    timer_calibrate();
+    timer_calibrate(clock);
 }
 
 uint64_t apic_timer_hz(void)
@@ -229,7 +325,7 @@ const char *apic_note(void)
 }
 const char *apic_timer_source(void)
 {
-    return timer_source;
+    return source;
 }
 uint64_t tsc_hz(void)
 {

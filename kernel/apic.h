@@ -1,7 +1,8 @@
 /*
  * The local APIC, in xAPIC (MMIO) or x2APIC (MSR) mode: EOI, self-IPIs (fixed and NMI), the
  * LVT performance-counter entry that carries the BTS threshold interrupt, and the one-shot
- * timer (calibrated against the PIT, or CPUID 0x15 where it gives the crystal clock).
+ * timer and TSC rates (CPUID 0x15 where a measurement against the PIT or HPET agrees with it,
+ * else the measurement).
  */
 #ifndef BTSX_KERNEL_APIC_H
 #define BTSX_KERNEL_APIC_H
@@ -43,7 +44,7 @@
 #define APIC_ICR_SELF     (1u << 18) /* destination shorthand: self (fixed only) */
 #define APIC_TIMER_DIV_16 0x3
 
-void apic_init(enum apic_mode mode);
+void apic_init(enum apic_mode mode, enum clock_choice clock);
 bool apic_is_x2apic(void);
 /* Why the mode differs from the one asked for, or "". */
 const char *apic_note(void);
@@ -60,15 +61,23 @@ void apic_self_nmi(void);
 
 /* LAPIC timer: calibrated at init; one-shot with a handler. */
 uint64_t apic_timer_hz(void);
-const char *apic_timer_source(void); /* "pit" or "cpuid-0x15" */
+/* Where the rates came from and why, for the header: "pit", "hpet; clock=hpet",
+ * "pit; cpuid-0x15 said 2400000 Hz, tsc 1497600000 Hz", "cpuid-0x15; pit agrees"... */
+const char *apic_timer_source(void);
+#define APIC_SOURCE_MAX 128
 struct trap_frame;
 /* Arms the one-shot timer; fn runs in the timer interrupt with the interrupted frame.
  * kernel/timer.h multiplexes it: use that, not this. */
 void apic_timer_oneshot_us(uint64_t us, void (*fn)(struct trap_frame *f));
 void apic_timer_cancel(void);
-/* Counts the LAPIC timer and the TSC against the PIT over `ms` (for calibration and the
- * rate test); returns LAPIC timer Hz at the divider in use, TSC Hz in *tsc. */
-uint64_t apic_timer_measure_hz(unsigned ms, uint64_t *tsc);
+/* The independent clocks the rates can be measured against. */
+enum clock_ref { CLOCK_REF_NONE, CLOCK_REF_PIT, CLOCK_REF_HPET };
+const char *clock_ref_name(enum clock_ref ref);
+/* The clock to check the rates against: the PIT if it counts, else the HPET, else none. */
+enum clock_ref apic_check_ref(void);
+/* Counts the LAPIC timer and the TSC against `ref` (not NONE) over `ms` (for calibration and
+ * the rate test); returns LAPIC timer Hz at the divider in use, TSC Hz in *tsc. */
+uint64_t apic_timer_measure_hz(enum clock_ref ref, unsigned ms, uint64_t *tsc);
 
 /* The median of n values (sorts v in place). */
 uint64_t median_u64(uint64_t *v, unsigned n);

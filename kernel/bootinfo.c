@@ -28,6 +28,8 @@ struct mb1_mmap_entry {
 #define MB2_TAG_FRAMEBUFFER 8
 #define MB2_TAG_EFI32       11
 #define MB2_TAG_EFI64       12
+#define MB2_TAG_ACPI_OLD    14 /* a copy of the ACPI 1.0 RSDP */
+#define MB2_TAG_ACPI_NEW    15 /* a copy of the ACPI 2.0+ RSDP */
 #define MB2_TAG_ALIGN       8
 #define MB2_FB_TYPE_RGB     1
 #define MB2_FB_TYPE_TEXT    2
@@ -189,6 +191,18 @@ static int parse_mb2(uint64_t info, const char **why)
         case MB2_TAG_FRAMEBUFFER:
             parse_mb2_fb((const void *)t);
             break;
+        case MB2_TAG_ACPI_OLD:
+        case MB2_TAG_ACPI_NEW: {
+            /* The newer RSDP wins: it may point at an XSDT. */
+            size_t len = t->size - sizeof(*t);
+            if (len > BOOTINFO_RSDP_MAX)
+                len = BOOTINFO_RSDP_MAX;
+            if (t->type == MB2_TAG_ACPI_NEW || boot_info.rsdp_len == 0) {
+                memcpy(boot_info.rsdp, t + 1, len);
+                boot_info.rsdp_len = (unsigned)len;
+            }
+            break;
+        }
         case MB2_TAG_EFI32:
         case MB2_TAG_EFI64:
             boot_info.path = BOOT_UEFI;

@@ -15,6 +15,7 @@ enum boot_path { BOOT_DIRECT, BOOT_BIOS, BOOT_UEFI };
 
 #define BOOTINFO_MAX_RANGES  64
 #define BOOTINFO_CMDLINE_MAX 1024
+#define BOOTINFO_RSDP_MAX    36 /* an ACPI 2.0+ RSDP */
 
 enum screen_kind { SCREEN_KIND_NONE, SCREEN_KIND_TEXT, SCREEN_KIND_RGB };
 
@@ -31,6 +32,9 @@ struct boot_info {
     unsigned dropped; /* map entries beyond our arrays */
     enum screen_kind screen;
     struct fb_info fb; /* text: base/width/height in chars */
+    /* The loader's copy of the ACPI RSDP (multiboot2 tags 14/15), rsdp_len bytes; 0 = none. */
+    uint8_t rsdp[BOOTINFO_RSDP_MAX];
+    unsigned rsdp_len;
 };
 
 extern struct boot_info boot_info;

@@ -194,6 +194,10 @@ static void set_console(struct btsx_options *o, int v)
 {
     o->console = (enum console_choice)v;
 }
+static void set_clock(struct btsx_options *o, int v)
+{
+    o->clock = (enum clock_choice)v;
+}
 static void set_verbose(struct btsx_options *o, int v)
 {
     o->verbose = v != 0;
@@ -240,6 +244,12 @@ static const struct choice model_layout_choices[] = {
     {"core", MODEL_LAYOUT_CORE},
     {"netburst", MODEL_LAYOUT_NETBURST},
 };
+static const struct choice clock_choices[] = {
+    {"auto", CLOCK_AUTO},
+    {"pit", CLOCK_PIT},
+    {"hpet", CLOCK_HPET},
+    {"cpuid", CLOCK_CPUID},
+};
 static const struct choice flag_choices[] = {
     {"0", 0},
     {"1", 1},
@@ -266,6 +276,7 @@ static const struct option_desc options[] = {
     CHOICE_OPT("console", "all|serial", console_choices, set_console),
     FLAG_OPT("dump", set_dump),
     CHOICE_OPT("model.layout", "auto|core|netburst", model_layout_choices, set_model_layout),
+    CHOICE_OPT("clock", "auto|pit|hpet|cpuid", clock_choices, set_clock),
 };
 
 #define NOPTIONS NCHOICES(options)
@@ -318,6 +329,7 @@ void cmdline_defaults(struct btsx_options *o)
         .pmi = PMI_FIXED,
         .apic = APIC_MODE_AUTO,
         .console = CONSOLE_ALL,
+        .clock = CLOCK_AUTO,
         .dump = false,
         .model_layout = MODEL_LAYOUT_AUTO,
     };

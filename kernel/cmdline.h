@@ -10,6 +10,8 @@
  *   pmi=fixed|nmi            how LVT PC delivers the threshold interrupt
  *   apic=auto|xapic|x2apic
  *   console=all|serial       serial only: leave the screen alone
+ *   clock=auto|pit|hpet|cpuid the reference for the LAPIC timer and TSC rates (auto: PIT, else
+ *                            HPET, else CPUID 0x15); the others force one, for tests
  *   dump | dump=0|1          print every trace a test collects (for tools/btsx-trace)
  *   model.layout=auto|core|netburst  the DEBUGCTL bit layout the BTS model interprets
  * A first token starting with '/' is the image path some loaders prepend, and is ignored.
@@ -32,6 +34,7 @@ enum apic_mode { APIC_MODE_AUTO, APIC_MODE_XAPIC, APIC_MODE_X2APIC };
 enum console_choice { CONSOLE_ALL, CONSOLE_SERIAL };
 /* auto: the CPU's layout from the DS layer's table (the Core layout if it has none). */
 enum model_layout_choice { MODEL_LAYOUT_AUTO, MODEL_LAYOUT_CORE, MODEL_LAYOUT_NETBURST };
+enum clock_choice { CLOCK_AUTO, CLOCK_PIT, CLOCK_HPET, CLOCK_CPUID };
 
 #define CMDLINE_MAX_GLOBS 16
 #define CMDLINE_GLOB_LEN  64   /* including the NUL: a glob has at most 63 characters */
@@ -55,11 +58,13 @@ struct btsx_options {
     enum pmi_delivery pmi;
     enum apic_mode apic;
     enum console_choice console;
+    enum clock_choice clock;
     bool dump;
     enum model_layout_choice model_layout;
 };
 
-/* No globs (every test), auto backend/exit/APIC/model layout, fixed PMI, seed unset, flags off. */
+/* No globs (every test), auto backend/exit/APIC/clock/model layout, fixed PMI, seed unset,
+ * flags off. */
 void cmdline_defaults(struct btsx_options *o);
 
 /* Applies the options in line (NULL = empty) on top of *o. Returns 0, or a CMDLINE_E* code with

@@ -28,3 +28,22 @@ int pit_oneshot_done(void)
 {
     return inb(PIT_GATE_PORT) & OUT2;
 }
+
+/* Port reads an absent PIT may take before we give up: each is a bus cycle of about 1 us on
+ * hardware (and an exit under an emulator), so this bounds the probe at about a second where
+ * the countdown itself takes 1 ms. */
+#define PRESENT_SPINS 1000000
+#define PRESENT_MS    1
+
+bool pit_present(void)
+{
+    pit_oneshot_start(PRESENT_MS);
+    /* Mode 0 drives OUT low when programmed: a missing chip reads as all ones (or never
+     * changes), so both edges must be seen. */
+    if (pit_oneshot_done())
+        return false;
+    for (unsigned i = 0; i < PRESENT_SPINS; i++)
+        if (pit_oneshot_done())
+            return true;
+    return false;
+}

@@ -2,6 +2,7 @@
 #ifndef BTSX_KERNEL_PIT_H
 #define BTSX_KERNEL_PIT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define PIT_HZ 1193182ULL
@@ -10,5 +11,8 @@
 void pit_oneshot_start(unsigned ms);
 /* True once the countdown reached zero. */
 int pit_oneshot_done(void);
+/* True when channel 2 counts a short one-shot down within a bounded time: newer platforms
+ * may leave the PIT out (or gate it off). */
+bool pit_present(void);
 
 #endif

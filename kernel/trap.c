@@ -33,6 +33,7 @@ trap_entry_hook_t trap_entry_hook;
 syscall_entry_hook_t syscall_entry_hook;
 syscall_exit_hook_t syscall_exit_hook;
 trap_fault_hook_t trap_fault_hook;
+trap_nmi_hook_t trap_nmi_hook;
 
 extern const char isr_stubs[];
 
@@ -161,7 +162,9 @@ void trap_dispatch(struct trap_frame *f)
     if (trap_entry_hook)
         trap_entry_hook(f);
     trap_handler_t h = handlers[f->vector];
-    if (h)
+    if (f->vector == VEC_NMI && trap_nmi_hook && trap_nmi_hook(f))
+        ; /* the watchdog's NMI */
+    else if (h)
         h(f);
     else if (f->vector < VEC_NUM_EXCEPTIONS)
         default_exception(f);

@@ -82,6 +82,10 @@ extern syscall_exit_hook_t syscall_exit_hook;
  * its tasks (returns true if it took the fault, and then does not return to the caller). */
 typedef bool (*trap_fault_hook_t)(struct trap_frame *f);
 extern trap_fault_hook_t trap_fault_hook;
+/* Asked first about every NMI: returns true if the NMI was its own (the NMI watchdog's, which
+ * shares the vector with the PMI and the tests' self-NMIs) and it handled it. */
+typedef bool (*trap_nmi_hook_t)(struct trap_frame *f);
+extern trap_nmi_hook_t trap_nmi_hook;
 
 static inline bool trap_from_user(const struct trap_frame *f)
 {

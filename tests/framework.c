@@ -8,9 +8,11 @@
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/cpu.h"
+#include "kernel/nmiwd.h"
 #include "kernel/recover.h"
 #include "kernel/shutdown.h"
 #include "kernel/string.h"
+#include "kernel/symbols.h"
 #include "kernel/timer.h"
 #include "sched/sched.h"
 #include "tests/ktap.h"
@@ -160,8 +162,13 @@ static bool selected(const struct test_case *tc)
 }
 
 /* Once the watchdog ended a task, it looks again this often for the rest of the test. */
-#define WATCHDOG_GRACE_US 500000
+#define WATCHDOG_GRACE_US   500000
+/* The NMI watchdog comes this long after the LAPIC one, so it only ever fires when the test is
+ * overdue and the LAPIC timer could not stop it (interrupts off). */
+#define NMI_WATCHDOG_LAG_US 200000
 static bool watchdog_hit;
+
+static void nmi_watchdog_fired(struct trap_frame *f);
 
 static void watchdog_fired(struct trap_frame *f, void *arg)
 {
@@ -171,6 +178,7 @@ static void watchdog_fired(struct trap_frame *f, void *arg)
          * make the runner's wait give up), and keep watching. */
         watchdog_hit = true;
         timer_start_us(WATCHDOG_GRACE_US, watchdog_fired, NULL);
+        nmi_watchdog_arm_us(WATCHDOG_GRACE_US + NMI_WATCHDOG_LAG_US, nmi_watchdog_fired);
         if (sched_in_idle())
             sched_abort_runner();
         else
@@ -179,6 +187,19 @@ static void watchdog_fired(struct trap_frame *f, void *arg)
     }
     if (!recover_from_trap(f, RECOVER_TIMEOUT))
         kprintf("# watchdog fired outside a test\n");
+}
+
+/* The test ran past its deadline with interrupts off: say where, then end it like the LAPIC
+ * watchdog would have. */
+static void nmi_watchdog_fired(struct trap_frame *f)
+{
+    char sym[SYMBOL_TEXT_MAX];
+    symbol_format(f->rip, sym, sizeof(sym));
+    ktap_diag(&ktap, "NMI watchdog: %s overdue with interrupts %s, at %s (RIP %#lx, RFLAGS %#lx)",
+              test_current_name(), (f->rflags & RFLAGS_IF) ? "on" : "off", sym, f->rip, f->rflags);
+    if (!trap_from_user(f))
+        backtrace_from(f->rbp, kprintf_diag);
+    watchdog_fired(f, NULL);
 }
 
 static void run_fn(void *arg)
@@ -192,6 +213,7 @@ static void run_fn(void *arg)
 static void cleanup_after_test(void)
 {
     irq_disable();
+    nmi_watchdog_cancel();
     timer_cancel_all();
     for (const struct test_cleanup *c = __cleanup_start; c < __cleanup_end; c++)
         c->fn();
@@ -210,6 +232,7 @@ static void run_one(const struct test_case *tc, unsigned index)
     unsigned timeout = tc->timeout_ms ? tc->timeout_ms : TEST_TIMEOUT_DEFAULT_MS;
     uint64_t t0 = rdtsc();
     timer_start_us((uint64_t)timeout * 1000, watchdog_fired, NULL);
+    nmi_watchdog_arm_us((uint64_t)timeout * 1000 + NMI_WATCHDOG_LAG_US, nmi_watchdog_fired);
     enum recover_reason why = recover_run(&r, run_fn, (void *)tc);
     cleanup_after_test();
     uint64_t us = tsc_to_us(rdtsc() - t0);
@@ -256,6 +279,7 @@ static void print_header(const char *cmdline)
     header_line("seed: %lu", seed);
     header_line("apic: %s%s, timer %lu Hz (%s), tsc %lu Hz", apic_is_x2apic() ? "x2apic" : "xapic",
                 apic_note(), apic_timer_hz(), apic_timer_source(), tsc_hz());
+    header_line("watchdog: %s", nmi_watchdog_describe());
     for (const struct test_header *h = __header_start; h < __header_end; h++)
         h->fn(header_line);
 }

@@ -5,6 +5,7 @@
  */
 #include "ds/bts.h"
 #include "sched/sched.h"
+#include "kernel/acpi.h"
 #include "kernel/apic.h"
 #include "kernel/bootinfo.h"
 #include "kernel/cmdline.h"
@@ -12,7 +13,10 @@
 #include "kernel/cpu.h"
 #include "kernel/fwcfg.h"
 #include "kernel/gdt.h"
+#include "kernel/hpet.h"
+#include "kernel/ioapic.h"
 #include "kernel/mem.h"
+#include "kernel/nmiwd.h"
 #include "kernel/paging.h"
 #include "kernel/panic.h"
 #include "kernel/printf.h"
@@ -86,7 +90,11 @@ void kmain(uint32_t magic, uint64_t info)
     if (options.console == CONSOLE_ALL)
         attach_screen();
 
-    apic_init(options.apic);
+    acpi_init();
+    ioapic_init();
+    hpet_init();
+    apic_init(options.apic, options.clock);
+    nmi_watchdog_init();
     ds_init(&options);
     sched_init();
     shutdown_set_method(options.exit);

@@ -50,6 +50,7 @@ static void assert_options_equal(const struct btsx_options *a, const struct btsx
     assert_int_equal(a->apic, b->apic);
     assert_int_equal(a->console, b->console);
     assert_int_equal(a->model_layout, b->model_layout);
+    assert_int_equal(a->clock, b->clock);
 }
 
 static void test_defaults(void **state)
@@ -71,6 +72,7 @@ static void test_defaults(void **state)
     assert_int_equal(o.apic, APIC_MODE_AUTO);
     assert_int_equal(o.console, CONSOLE_ALL);
     assert_int_equal(o.model_layout, MODEL_LAYOUT_AUTO);
+    assert_int_equal(o.clock, CLOCK_AUTO);
 }
 
 static void test_empty_lines(void **state)
@@ -109,6 +111,10 @@ static void test_choices(void **state)
     assert_int_equal(parse_ok("model.layout=auto").model_layout, MODEL_LAYOUT_AUTO);
     assert_int_equal(parse_ok("model.layout=core").model_layout, MODEL_LAYOUT_CORE);
     assert_int_equal(parse_ok("model.layout=netburst").model_layout, MODEL_LAYOUT_NETBURST);
+    assert_int_equal(parse_ok("clock=auto").clock, CLOCK_AUTO);
+    assert_int_equal(parse_ok("clock=pit").clock, CLOCK_PIT);
+    assert_int_equal(parse_ok("clock=hpet").clock, CLOCK_HPET);
+    assert_int_equal(parse_ok("clock=cpuid").clock, CLOCK_CPUID);
 }
 
 static void test_flags(void **state)
@@ -240,6 +246,9 @@ static const struct bad_case bad_cases[] = {
      "bad value 'NetBurst' for 'model.layout' (auto|core|netburst)"},
     {"model.layout=core model.layout=core", CMDLINE_EDUP, "option 'model.layout' given twice"},
     {"model=netburst", CMDLINE_EUNKNOWN, "unknown option 'model'"},
+    {"clock", CMDLINE_EVALUE, "missing value for 'clock' (auto|pit|hpet|cpuid)"},
+    {"clock=tsc", CMDLINE_EVALUE, "bad value 'tsc' for 'clock' (auto|pit|hpet|cpuid)"},
+    {"clock=HPET", CMDLINE_EVALUE, "bad value 'HPET' for 'clock' (auto|pit|hpet|cpuid)"},
     {"apic=x3apic", CMDLINE_EVALUE, "bad value 'x3apic' for 'apic' (auto|xapic|x2apic)"},
     {"verbose=", CMDLINE_EVALUE, "bad value '' for 'verbose' (0|1)"},
     {"verbose=yes", CMDLINE_EVALUE, "bad value 'yes' for 'verbose' (0|1)"},
@@ -277,6 +286,7 @@ static const struct bad_case bad_cases[] = {
     {"backend=hw exit=halt backend=hw", CMDLINE_EDUP, "option 'backend' given twice"},
     {"pmi=nmi pmi=nmi", CMDLINE_EDUP, "option 'pmi' given twice"},
     {"apic=auto apic=xapic", CMDLINE_EDUP, "option 'apic' given twice"},
+    {"clock=pit clock=hpet", CMDLINE_EDUP, "option 'clock' given twice"},
     {"exit=halt exit=reboot", CMDLINE_EDUP, "option 'exit' given twice"},
     /* The error comes after valid options: those must not leak out either. */
     {"verbose backend=hw tests=x seed=5 bogus", CMDLINE_EUNKNOWN, "unknown option 'bogus'"},

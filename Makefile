@@ -39,8 +39,8 @@ KOBJ := $(patsubst %,$(B)/k/%.o,$(KSRC)) $(B)/k/font.o
 
 FONT := /usr/share/consolefonts/Lat15-Terminus16.psf.gz
 
-.PHONY: all kernel iso run check unit kernel-check selftest bench deps clean tools-check \
-        clang-build format
+.PHONY: all kernel iso run check unit kernel-check selftest x2apic-check bench deps clean \
+        tools-check clang-build format
 all: kernel iso
 
 kernel: $(B)/btsx.elf $(B)/btsx32.elf
@@ -115,7 +115,10 @@ deps:
 ACCEL ?= auto
 RUNNER := $(PYTHON) tools/btsx-run --build $(B) --accel $(ACCEL)
 ARGS ?=
-CONFIGS ?= direct,bios,uefi,bochs
+CONFIGS ?= direct,bios,uefi,bochs,bochs-skylake
+# x2APIC on Bochs's Skylake-class CPU (SMEP/SMAP too): the BTS, DS and APIC suites and the
+# traced tasks, with the threshold interrupt as a fixed vector and as an NMI.
+X2APIC_TESTS := tests=bts.*,ds.*,apic.*,bts.task.*
 
 run: deps all
 	$(RUNNER) --config bios --verbose --append "$(ARGS)"
@@ -145,6 +148,10 @@ selftest: all
 	    --expect 'bts.*=skip,ds.*=skip,sched.*=pass'
 	$(RUNNER) --config direct --tag netburst --append "model.layout=netburst tests=bts.*,ds.*"
 
+x2apic-check: all
+	$(RUNNER) --config bochs-skylake --tag x2apic --append "apic=x2apic $(X2APIC_TESTS)"
+	$(RUNNER) --config bochs-skylake --tag x2apic-nmi --append "apic=x2apic pmi=nmi $(X2APIC_TESTS)"
+
 # Both compilers must build the kernel: clang's build goes to its own folder.
 clang-build:
 	$(MAKE) --no-print-directory B=$(B)/clang CC=clang kernel
@@ -158,6 +165,7 @@ check: deps
 	$(B)/unit/test_decode_objdump $(B)/clang/btsx.elf
 	$(MAKE) --no-print-directory tools-check
 	$(MAKE) --no-print-directory selftest
+	$(MAKE) --no-print-directory x2apic-check
 	$(MAKE) --no-print-directory kernel-check
 
 bench: all

@@ -14,6 +14,7 @@ import shutil
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 import unittest
 import xml.etree.ElementTree as ET
@@ -434,6 +435,29 @@ class Commands(unittest.TestCase):
         self.assertLess(entry.index("--id btsx_run"), entry.index("set default=btsx_run"))
         self.assertTrue(entry.rstrip().endswith("set timeout=0"))
 
+
+    def test_rfb_gate_serialises_bochs_start(self):
+        with tempfile.TemporaryDirectory() as d:
+            lock, log1, log2 = (os.path.join(d, n) for n in ("lock", "b1.txt", "b2.txt"))
+            first = runner.RfbGate(log1, lock)
+            got = []
+            second = threading.Thread(target=lambda: got.append(runner.RfbGate(log2, lock)))
+            second.start()
+            first.poll(False)                       # Bochs has said nothing yet: keep the lock
+            second.join(0.3)
+            self.assertEqual(got, [])
+            with open(log1, "w") as f:
+                f.write("00000000000i[RFB   ] Trying port 5900\n"
+                        "00000000000i[RFB   ] listening for connections on port 5900\n")
+            first.poll(False)
+            second.join(5)
+            self.assertEqual((first.port, len(got)), (5900, 1))
+            got[0].poll(True)                       # Bochs exited before saying: give it up
+            self.assertIsNone(got[0].port)
+            with mock.patch.object(runner, "RFB_START_SECS", 0):
+                third = runner.RfbGate(log2, lock)  # free again
+                third.poll(False)                   # and given up once the time is over
+                self.assertIsNone(third.file)
 
     def test_bochs_panic_is_found(self):
         with tempfile.TemporaryDirectory() as d:

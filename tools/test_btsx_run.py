@@ -382,6 +382,9 @@ ok 5 framework.all_reported
         # /dev/null opens read/write but refuses the ioctl, as a device that is not KVM would.
         self.assertEqual(runner.probe_kvm("/dev/null"),
                          (False, "/dev/null unusable: Inappropriate ioctl for device"))
+        with mock.patch.object(runner.fcntl, "ioctl", lambda fd, req: 11 if req == 0xAE00 else -1):
+            self.assertEqual(runner.probe_kvm("/dev/null"),
+                             (False, "/dev/null answers with KVM API version 11, not 12"))
 
 
 class Commands(unittest.TestCase):

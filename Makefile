@@ -143,6 +143,7 @@ selftest: all
 	    --expect selftest.fault=fail,selftest.hang=timeout,selftest.fail=fail
 	$(RUNNER) --config direct --tag badcmdline --append "bogus=1" --expect-exit 2
 	$(RUNNER) --config direct --tag nomatch --append "tests=no.such.test" --expect-exit 2
+	$(RUNNER) --config bochs --tag badcmdline --append "bogus=1" --expect-exit 2
 	$(RUNNER) --config direct --tag nmi --append "pmi=nmi tests=bts.*,ds.*,apic.*"
 	$(RUNNER) --config direct --tag hwonly --append "backend=hw tests=bts.*,ds.*,sched.*" \
 	    --expect 'bts.*=skip,ds.*=skip,sched.*=pass'

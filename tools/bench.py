@@ -4,6 +4,7 @@ in-kernel figures (model vs bare single-step trap, drain vs memcpy, the stream t
 time), each measured within one run. Figures, not verdicts: it fails only if a run fails."""
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -12,14 +13,14 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER = os.path.join(HERE, "btsx-run")
 TARGETS = {"direct": 1.0, "bios": 2.0, "uefi": 8.0}   # seconds, on the 2-core CI machine
-# Bochs is not timed here: it cannot be given a command line, so a "boot" would be a whole
-# run of every suite (about 70 s); `make check` shows its time in the runner's table.
+# Bochs is not timed here: its options travel in a per-run ISO, and building that
+# (grub-mkrescue, about a second) would swamp the boot; `make check` shows its time.
 RUNS = 5
 
 
-def run(build, config, append, tag, timeout=300):
+def run(build, config, append, tag, accel, timeout=300):
     cmd = [sys.executable, RUNNER, "--build", build, "--config", config, "--tag", tag,
-           "--append", append, "--timeout", str(timeout)]
+           "--append", append, "--timeout", str(timeout), "--accel", accel]
     t0 = time.monotonic()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     return time.monotonic() - t0, p.returncode, p.stdout
@@ -29,15 +30,26 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--build", default="build")
     ap.add_argument("--configs", default="direct,bios,uefi")
+    ap.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto")
     args = ap.parse_args()
     ok = True
+
+    # Decide the accelerator once: with auto, every runner call would repeat its KVM test
+    # boot and the boot times would include it.
+    secs, rc, out = run(args.build, "direct", "tests=boot.memmap", "bench-accel", args.accel)
+    m = re.search(r"^accel: (kvm|tcg) .*$", out, re.M)
+    if rc != 0 or not m:
+        print(out)
+        return 1
+    print(m.group(0))
+    accel = m.group(1)
 
     print("boot to exit (tests=boot.memmap), median of %d runs:" % RUNS)
     print("  %-7s %8s %8s  %s" % ("config", "median", "target", "all runs"))
     for config in args.configs.split(","):
         times = []
         for i in range(RUNS):
-            secs, rc, out = run(args.build, config, "tests=boot.memmap", "bench-%s" % config)
+            secs, rc, out = run(args.build, config, "tests=boot.memmap", "bench-%s" % config, accel)
             if rc != 0:
                 print(out)
                 ok = False
@@ -52,7 +64,8 @@ def main():
     size = os.path.getsize(iso)
     print("ISO size: %d KiB (limit 6144 KiB)" % (size // 1024))
 
-    secs, rc, out = run(args.build, "direct", "tests=bench.*,ds.stream,bts.task.stream", "bench-kernel")
+    secs, rc, out = run(args.build, "direct", "tests=bench.*,ds.stream,bts.task.stream", "bench-kernel",
+                        accel)
     ok = ok and rc == 0
     log = os.path.join(args.build, "logs", "bench-kernel-direct.log")
     print("in-kernel figures (direct, one run):")

@@ -14,6 +14,7 @@ import shutil
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 import unittest
 import xml.etree.ElementTree as ET
@@ -217,9 +218,9 @@ def make_run(text, status=1, config="direct", stop=None):
     return run
 
 
-def judged(text, status=1, config="direct", expect=None, expect_exit=None, **kw):
+def judged(text, status=1, config="direct", expect=None, expect_exit=None, append=None, **kw):
     run = make_run(text, status, config, **kw)
-    runner.judge(run, config, expect or {}, expect_exit)
+    runner.judge(run, config, expect or {}, expect_exit, append)
     return run
 
 
@@ -303,19 +304,87 @@ class Decisions(unittest.TestCase):
     def test_parse_expect(self):
         self.assertEqual(runner.parse_expect(["a=fail,b=timeout", "c=skip"]),
                          {"a": "fail", "b": "timeout", "c": "skip"})
-        for bad in ("a", "a=broken", "=pass"):
+        self.assertEqual(runner.parse_expect(["a=fail,a=fail"]), {"a": "fail"})
+        for bad in ("a", "a=broken", "=pass", "a=fail,a=pass"):
             with self.subTest(bad=bad), self.assertRaises(ValueError):
                 runner.parse_expect([bad])
+
+    def test_expect_globs(self):
+        expect = runner.parse_expect(["bts.task.*=pass,bts.*=skip,ds.?ircular=fail,bts.jmp=fail"])
+        want = {"bts.jmp": "fail",              # an exact name wins over every glob
+                "bts.fib": "skip", "bts.task.stream": "pass",   # the first glob that matches
+                "ds.circular": "fail", "ds.circular_min": None, "btsx.x": None,
+                "sched.yield": None}
+        for name, outcome in want.items():
+            with self.subTest(name=name):
+                self.assertEqual(runner.expected_outcome(name, expect), outcome)
+        # '*' crosses dots, '?' is one character, and nothing else is special.
+        self.assertTrue(runner.glob_matches("*", "a.b.c"))
+        self.assertFalse(runner.glob_matches("a?c", "ac"))
+        self.assertFalse(runner.glob_matches("a.[bc]", "a.b"))
+        self.assertTrue(runner.glob_matches("a.[bc]", "a.[bc]"))
+
+    def test_hw_backend_must_skip(self):
+        """make selftest's backend=hw run: the BTS suites skip, the scheduler passes."""
+        hw = runner.parse_expect(["bts.*=skip,ds.*=skip,sched.*=pass"])
+        skipped = """\
+KTAP version 1
+# boot: direct
+# backend: none (backend=hw: CPUID.01H:EDX.DS=0)
+1..5
+ok 1 bts.jmp # SKIP no BTS backend: backend=hw: CPUID.01H:EDX.DS=0
+ok 2 ds.circular # SKIP no BTS backend: backend=hw: CPUID.01H:EDX.DS=0
+ok 3 sched.yield
+ok 4 bts.task.stream # SKIP no BTS backend: backend=hw: CPUID.01H:EDX.DS=0
+ok 5 framework.all_reported
+# 2 passed, 0 failed, 3 skipped
+# verdict: PASS
+"""
+        self.assertEqual(judged(skipped, status=1, expect=hw).reasons, [])
+        fell_back = edit(skipped, "ok 2 ds.circular # SKIP no BTS backend: backend=hw: CPUID.01H:EDX.DS=0",
+                         "ok 2 ds.circular").replace("2 passed, 0 failed, 3", "3 passed, 0 failed, 2")
+        run = judged(fell_back, status=1, expect=hw)
+        self.assertFails(run, "1 test(s) not as expected")
+        self.assertEqual(runner.tally(run, hw), (2, 1, 2))
+        no_ds = edit(skipped, "ds.circular", "bts.circular")
+        self.assertFails(judged(no_ds, status=1, expect=hw), "no test matching --expect ds.* ran")
+        broken_sched = edit(skipped, "ok 3 sched.yield", "ok 3 sched.yield # SKIP no timer") \
+            .replace("2 passed, 0 failed, 3", "1 passed, 0 failed, 4")
+        self.assertFails(judged(broken_sched, status=1, expect=hw), "not as expected")
+
+    def test_cmdline_header_must_match_the_options(self):
+        text = edit(PASSING, "# boot: direct", "# boot: direct\n# cmdline: /boot/btsx.elf tests=a.*  b")
+        self.assertEqual(judged(text, status=1, append="tests=a.* b").reasons, [])
+        self.assertFails(judged(text, status=1, append="tests=a.*"),
+                         "kernel says '# cmdline: /boot/btsx.elf tests=a.*  b', but the options")
+        self.assertFails(judged(edit(text, "tests=a.*  b", ""), status=1, append="bogus=1"),
+                         "but the options given were 'bogus=1'")
 
     def test_accel_choice(self):
         no = lambda: (False, "/dev/kvm absent")  # noqa: E731
         yes = lambda: (True, "/dev/kvm works")   # noqa: E731
-        self.assertEqual(runner.choose_accel("auto", no)[0], "tcg")
-        self.assertEqual(runner.choose_accel("auto", yes)[0], "kvm")
-        self.assertEqual(runner.choose_accel("tcg", yes)[0], "tcg")
-        with self.assertRaises(ValueError):
-            runner.choose_accel("kvm", no)
+        boots = lambda: (True, "a test boot reached its verdict")    # noqa: E731
+        hangs = lambda: (False, "a test boot gave no output in 5 s")  # noqa: E731
+        unused = lambda: self.fail("test boot without a device")     # noqa: E731
+        self.assertEqual(runner.choose_accel("auto", no, unused),
+                         ("tcg", "KVM unusable: /dev/kvm absent"))
+        self.assertEqual(runner.choose_accel("auto", yes, boots)[0], "kvm")
+        self.assertEqual(runner.choose_accel("auto", yes, hangs),
+                         ("tcg", "KVM unusable: /dev/kvm works, but a test boot gave no output in 5 s"))
+        self.assertEqual(runner.choose_accel("tcg", yes, unused)[0], "tcg")
+        self.assertEqual(runner.choose_accel("kvm", yes, boots)[0], "kvm")
+        for probe, boot in ((no, unused), (yes, hangs)):
+            with self.assertRaisesRegex(ValueError, "--accel kvm but KVM is unusable"):
+                runner.choose_accel("kvm", probe, boot)
+
+    def test_kvm_device(self):
         self.assertEqual(runner.probe_kvm("/nonexistent/kvm"), (False, "/nonexistent/kvm absent"))
+        # /dev/null opens read/write but refuses the ioctl, as a device that is not KVM would.
+        self.assertEqual(runner.probe_kvm("/dev/null"),
+                         (False, "/dev/null unusable: Inappropriate ioctl for device"))
+        with mock.patch.object(runner.fcntl, "ioctl", lambda fd, req: 11 if req == 0xAE00 else -1):
+            self.assertEqual(runner.probe_kvm("/dev/null"),
+                             (False, "/dev/null answers with KVM API version 11, not 12"))
 
 
 class Commands(unittest.TestCase):
@@ -349,12 +418,49 @@ class Commands(unittest.TestCase):
         self.assertIn("if=pflash,format=raw,unit=1,file=/b/logs/t1-uefi.vars.fd", cmd)
 
     def test_bochsrc(self):
-        text = runner.bochsrc_text(runner.paths(self.args, "bochs"), "term")
-        for line in ("cpu: model=core2_penryn_t9600", "boot: cdrom", "port_e9_hack: enabled=1",
-                     "com1: enabled=1, mode=file, dev=/b/logs/t1-bochs.log", "display_library: term",
-                     "ata0-master: type=cdrom, path=/b/btsx.iso"):
+        p = runner.paths(self.args, "bochs-skylake")
+        text = runner.bochsrc_text(p, "term", runner.BOCHS_CPU["bochs-skylake"], p["runiso"])
+        for line in ("cpu: model=corei7_skylake_x", "boot: cdrom", "port_e9_hack: enabled=1",
+                     "com1: enabled=1, mode=file, dev=/b/logs/t1-bochs-skylake.log",
+                     "display_library: term",
+                     "ata0-master: type=cdrom, path=/b/logs/t1-bochs-skylake.iso"):
             self.assertIn(line, text)
+        self.assertEqual(runner.BOCHS_CPU["bochs"], "core2_penryn_t9600")
 
+    def test_run_grub_cfg(self):
+        with open(runner.GRUB_CFG) as f:
+            base = f.read()
+        self.assertIn("function btsx {", base)     # the entry below calls it
+        text = runner.run_grub_cfg(base, "  tests=bts.*,ds.?  it's\t$x;y ")
+        self.assertTrue(text.startswith(base.rstrip("\n")))
+        entry = text[len(base.rstrip("\n")):]
+        self.assertIn("    btsx 'tests=bts.*,ds.?' 'it'\\''s' '$x;y'\n", entry)
+        self.assertLess(entry.index("--id btsx_run"), entry.index("set default=btsx_run"))
+        self.assertTrue(entry.rstrip().endswith("set timeout=0"))
+
+
+    def test_rfb_gate_serialises_bochs_start(self):
+        with tempfile.TemporaryDirectory() as d:
+            lock, log1, log2 = (os.path.join(d, n) for n in ("lock", "b1.txt", "b2.txt"))
+            first = runner.RfbGate(log1, lock)
+            got = []
+            second = threading.Thread(target=lambda: got.append(runner.RfbGate(log2, lock)))
+            second.start()
+            first.poll(False)                       # Bochs has said nothing yet: keep the lock
+            second.join(0.3)
+            self.assertEqual(got, [])
+            with open(log1, "w") as f:
+                f.write("00000000000i[RFB   ] Trying port 5900\n"
+                        "00000000000i[RFB   ] listening for connections on port 5900\n")
+            first.poll(False)
+            second.join(5)
+            self.assertEqual((first.port, len(got)), (5900, 1))
+            got[0].poll(True)                       # Bochs exited before saying: give it up
+            self.assertIsNone(got[0].port)
+            with mock.patch.object(runner, "RFB_START_SECS", 0):
+                third = runner.RfbGate(log2, lock)  # free again
+                third.poll(False)                   # and given up once the time is over
+                self.assertIsNone(third.file)
 
     def test_bochs_panic_is_found(self):
         with tempfile.TemporaryDirectory() as d:
@@ -393,6 +499,20 @@ argv = sys.argv
 log = argv[argv.index("-serial") + 1][len("file:"):]
 mode = os.environ["FAKE_MODE"]
 config = "direct" if "-kernel" in argv else "bios"
+if argv[argv.index("-accel") + 1] == "kvm":
+    with open(os.environ["FAKE_KVM_CALLS"], "a") as f:
+        f.write(" ".join(argv[1:]) + "\\n")
+    kvm = os.environ.get("FAKE_KVM", "works")
+    if kvm == "abort":      # what this machine's QEMU does under -cpu host
+        print("qemu-system-x86_64: warning: host doesn't support requested feature")
+        print("qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69", file=sys.stderr)
+        print("kvm.c:3183: kvm_buf_set_msrs: Assertion failed.", file=sys.stderr, flush=True)
+        os.abort()
+    if kvm == "hang":       # a vCPU that spins without a word
+        time.sleep(60)
+    if kvm == "garbage":    # output, but no verdict
+        open(log, "w").write("KTAP version 1\\n1..2\\n")
+        time.sleep(60)
 with open(log, "w") as f:
     f.write(os.environ["FAKE_LOG_" + config.upper()])
     f.flush()
@@ -414,16 +534,82 @@ class EndToEnd(unittest.TestCase):
         with open(qemu, "w") as f:
             f.write(f"#!{sys.executable}\n" + FAKE_QEMU)
         os.chmod(qemu, 0o755)
+        self.kvm_calls = os.path.join(self.dir, "kvm-calls")
         self.env = {"QEMU": qemu, "FAKE_MODE": "exit", "FAKE_STATUS": "1",
+                    "FAKE_KVM_CALLS": self.kvm_calls,
                     "FAKE_LOG_DIRECT": PASSING,
                     "FAKE_LOG_BIOS": edit(PASSING, "boot: direct", "boot: bios")}
 
-    def main(self, *argv, **env):
+    def main(self, *argv, accel="tcg", kvm_device=(False, "/dev/kvm absent"), **env):
+        """runner.main() with the fake QEMU; kvm_device is what the device probe finds."""
         out = io.StringIO()
         with mock.patch.dict(os.environ, dict(self.env, **env)), contextlib.redirect_stdout(out), \
-                contextlib.redirect_stderr(out):
-            code = runner.main(["--build", self.dir, "--accel", "tcg", *argv])
+                contextlib.redirect_stderr(out), \
+                mock.patch.object(runner, "probe_kvm", lambda: kvm_device), \
+                mock.patch.object(runner, "KVM_PROBE_SECS", 1):
+            code = runner.main(["--build", self.dir, "--accel", accel, *argv])
         return code, out.getvalue()
+
+    def kvm_boots(self):
+        """The QEMU invocations that asked for KVM."""
+        if not os.path.exists(self.kvm_calls):
+            return []
+        with open(self.kvm_calls) as f:
+            return f.read().splitlines()
+
+    def test_accel_auto_without_device(self):
+        code, out = self.main("--config", "direct", accel="auto")
+        self.assertEqual(code, 0, out)
+        self.assertEqual(out.splitlines()[0], "accel: tcg (KVM unusable: /dev/kvm absent)")
+        self.assertEqual(self.kvm_boots(), [])
+
+    def test_accel_auto_ioctl_refused(self):
+        refused = runner.probe_kvm("/dev/null")
+        code, out = self.main("--config", "direct", accel="auto", kvm_device=refused)
+        self.assertEqual(code, 0, out)
+        self.assertEqual(out.splitlines()[0],
+                         "accel: tcg (KVM unusable: /dev/null unusable: Inappropriate ioctl for device)")
+        self.assertEqual(self.kvm_boots(), [])
+
+    def test_accel_auto_test_boot_aborts(self):
+        answers = (True, "/dev/kvm answers with KVM API version 12")
+        code, out = self.main("--config", "direct,bios", "-j", "2", accel="auto",
+                              kvm_device=answers, FAKE_KVM="abort")
+        self.assertEqual(code, 0, out)
+        self.assertEqual(out.splitlines()[0], "accel: tcg (KVM unusable: /dev/kvm answers with KVM "
+                         "API version 12, but a test boot ended (SIGABRT) before its verdict: "
+                         '"qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69")')
+        boots = self.kvm_boots()
+        self.assertEqual(len(boots), 1, boots)      # one test boot, and the runs use TCG
+        self.assertIn("-kernel", boots[0])
+        self.assertIn("-append tests=boot.memmap", boots[0])
+        self.assertIn("bios    tcg", out)
+        code, out = self.main("--config", "direct", accel="kvm", kvm_device=answers, FAKE_KVM="abort")
+        self.assertEqual(code, 2, out)
+        self.assertIn("btsx-run: --accel kvm but KVM is unusable: /dev/kvm answers with KVM API "
+                      "version 12, but a test boot ended (SIGABRT)", out)
+        self.assertNotIn("config", out)             # nothing booted
+
+    def test_accel_auto_test_boot_hangs(self):
+        answers = (True, "/dev/kvm answers with KVM API version 12")
+        start = time.monotonic()
+        code, out = self.main("--config", "direct", accel="auto", kvm_device=answers, FAKE_KVM="hang")
+        self.assertLess(time.monotonic() - start, 10)
+        self.assertEqual(code, 0, out)
+        self.assertEqual(out.splitlines()[0], "accel: tcg (KVM unusable: /dev/kvm answers with KVM "
+                         "API version 12, but a test boot gave no output in 1 s)")
+        code, out = self.main("--config", "direct", accel="auto", kvm_device=answers, FAKE_KVM="garbage")
+        self.assertIn("but a test boot reached no verdict in 1 s [log: ", out.splitlines()[0])
+
+    def test_accel_auto_test_boot_passes(self):
+        answers = (True, "/dev/kvm answers with KVM API version 12")
+        code, out = self.main("--config", "direct,bios", "-j", "2", accel="auto", kvm_device=answers)
+        self.assertEqual(code, 0, out)
+        self.assertRegex(out.splitlines()[0], r"^accel: kvm \(/dev/kvm answers with KVM API version 12; "
+                         r"a test boot \(tests=boot.memmap\) reached its verdict in [0-9.]+ s\)$")
+        self.assertEqual(len(self.kvm_boots()), 3)     # the test boot once, then both runs
+        self.assertIn("direct  kvm", out)
+        self.assertIn("bios    kvm", out)
 
     def test_good_run(self):
         junit = os.path.join(self.dir, "j.xml")
@@ -438,8 +624,8 @@ class EndToEnd(unittest.TestCase):
 
     def test_failures_and_junit(self):
         junit = os.path.join(self.dir, "j.xml")
-        code, out = self.main("--config", "direct", "--junit", junit, FAKE_STATUS="3",
-                              FAKE_LOG_DIRECT=GOOD)
+        code, out = self.main("--config", "direct", "--junit", junit, "--append", "tests=boot.* verbose",
+                              FAKE_STATUS="3", FAKE_LOG_DIRECT=GOOD)
         self.assertEqual(code, 1, out)
         self.assertIn("direct: paging.write_text: fail  <-- FAILED", out)
         self.assertEqual(out.splitlines()[-1], "2 passed, 2 failed, 1 skipped")
@@ -473,7 +659,8 @@ class EndToEnd(unittest.TestCase):
     def test_list_configs(self):
         code, out = self.main("--list-configs")
         self.assertEqual(code, 0)
-        self.assertEqual([l.split()[0] for l in out.splitlines()], ["direct", "bios", "uefi", "bochs"])
+        self.assertEqual([l.split()[0] for l in out.splitlines()],
+                         ["direct", "bios", "uefi", "bochs", "bochs-skylake"])
 
 
 class Supervise(unittest.TestCase):

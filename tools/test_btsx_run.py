@@ -218,9 +218,10 @@ def make_run(text, status=1, config="direct", stop=None):
     return run
 
 
-def judged(text, status=1, config="direct", expect=None, expect_exit=None, append=None, **kw):
+def judged(text, status=1, config="direct", expect=None, expect_exit=None, append=None,
+           expect_header=(), **kw):
     run = make_run(text, status, config, **kw)
-    runner.judge(run, config, expect or {}, expect_exit, append)
+    runner.judge(run, config, expect or {}, expect_exit, append, expect_header)
     return run
 
 
@@ -234,6 +235,20 @@ class Decisions(unittest.TestCase):
         self.assertEqual(run.reasons, [])
         self.assertEqual(run.kernel_code, 0)
         self.assertEqual(runner.tally(run, {}), (2, 0, 1))
+
+    def test_expect_header(self):
+        apic = edit(PASSING, "# boot: direct", "# boot: direct\n"
+                    "# apic: xapic, timer 62491000 Hz (hpet; no PIT: channel 2 never counted down)")
+        self.assertEqual(judged(apic, expect_header=[("apic", "*(hpet; no PIT:*")]).reasons, [])
+        self.assertEqual(judged(apic, expect_header=[("boot", "direct")]).reasons, [])
+        self.assertFails(judged(apic, expect_header=[("apic", "*(pit*")]), "does not match")
+        self.assertFails(judged(apic, expect_header=[("boot", "dir")]), "does not match")
+        self.assertFails(judged(PASSING, expect_header=[("apic", "*")]), "no '# apic:' header")
+        self.assertEqual(runner.parse_expect_header(["backend=*(0xc, netburst layout)*"]),
+                         [("backend", "*(0xc, netburst layout)*")])
+        for bad in ("backend", "=x", "backend="):
+            with self.assertRaises(ValueError):
+                runner.parse_expect_header([bad])
 
     def test_exit_code_must_match_results(self):
         self.assertFails(judged(PASSING, status=3), "exit code 1 but its results call for 0")
@@ -660,7 +675,8 @@ class EndToEnd(unittest.TestCase):
         code, out = self.main("--list-configs")
         self.assertEqual(code, 0)
         self.assertEqual([l.split()[0] for l in out.splitlines()],
-                         ["direct", "bios", "uefi", "bochs", "bochs-skylake"])
+                         ["direct", "bios", "uefi", "bochs", "bochs-skylake", "bochs-icelake",
+                          "bochs-p4"])
 
 
 class Supervise(unittest.TestCase):

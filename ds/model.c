@@ -14,7 +14,6 @@
 
 #define DEBUGCTL_RECORDING (DEBUGCTL_TR | DEBUGCTL_BTS)
 /* Bits the model implements; others read back as written but do nothing. */
-#define DR6_RESET          0xFFFF0FF0ULL
 #define PAGE_OFFSET_MASK   (PAGE_SIZE - 1)
 
 /* What bts_model_write_debugctl() must do with RFLAGS.TF (ds/model.S). */

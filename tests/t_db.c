@@ -1,0 +1,140 @@
+/*
+ * db.*: the #DB entry (kernel/isr.S, db_entry) picks a stack the handler can use. #DB comes in
+ * on an IST stack of its own; the entry moves the frame to the task's stack when the
+ * interrupted code has one, so a handler can be suspended and another task can take #DBs
+ * meanwhile; at CPL 0 on a user-half stack (the SYSCALL window) it is handled on the IST
+ * stack. The SYSCALL-with-TF case can only be provoked where the CPU gets it wrong (Bochs 2.7
+ * Skylake-class models); db.foreign_stack reaches the same path on every machine.
+ */
+#include "kernel/cpu.h"
+#include "kernel/paging.h"
+#include "kernel/string.h"
+#include "kernel/trap.h"
+#include "sched/sched.h"
+#include "tests/test.h"
+#include "tests/usertest.h"
+
+extern uint64_t db_foreign_step(uint64_t rsp);
+extern uint64_t db_step_loop(uint64_t n);
+extern const char db_foreign_trap[];
+
+/* Below the user's RSP at its SYSCALL: the PUSHFQ's word, then what a #DB frame pushed on
+ * that stack would cover (the CPU's five words, vector, error code, 15 registers). */
+#define SYSTF_GUARD_BYTES 256
+#define SYSTF_OWN_BYTES   16
+#define SYSTF_PATTERN     0x5A
+
+TEST(db, syscall_tf, "SYSCALL with TF set from CPL 3: no #DB on the user's stack, task exits", 0)
+{
+    struct db_hazard_stats before, after;
+    trap_db_hazard_stats(&before);
+    struct task *t = user_task("systf", USER_PROG(uc_systf), 0, 0);
+    if (!t)
+        return;
+    /* The task has not run yet: mark the bytes below its initial RSP. */
+    uint64_t pte = as_lookup(&t->as, USER_STACK_VA);
+    if (!CHECK(pte & PTE_P, "no stack page"))
+        return;
+    uint8_t *top = (uint8_t *)(pte & PTE_ADDR_MASK) + PAGE_SIZE;
+    memset(top - SYSTF_GUARD_BYTES, SYSTF_PATTERN, SYSTF_GUARD_BYTES);
+    task_wait(t);
+    trap_db_hazard_stats(&after);
+    CHECK(!t->faulted, "the task faulted (vector %u at %#lx)", t->fault.vector, t->fault.rip);
+    CHECK_EQ(t->exit_status, 0);
+    unsigned dirty = 0;
+    for (unsigned i = SYSTF_OWN_BYTES; i < SYSTF_GUARD_BYTES; i++)
+        dirty += top[-(int)i - 1] != SYSTF_PATTERN;
+    CHECK(dirty == 0, "%u bytes below the user's RSP were written by the kernel", dirty);
+    uint64_t quirks = after.syscall_tf - before.syscall_tf;
+    CHECK(quirks <= 1, "%lu #DBs at the SYSCALL entry for one SYSCALL", quirks);
+    CHECK_EQ(after.foreign_steps, before.foreign_steps);
+    test_diag("syscall_tf: %lu single step(s) at the SYSCALL entry (%s)", quirks,
+              quirks ? "the emulator quirk" : "FMASK.TF honoured");
+    int status;
+    CHECK_EQ(task_join(t, &status), 0);
+}
+
+TEST(db, foreign_stack, "a single step at CPL 0 on a user-half RSP is handled on the IST stack", 0)
+{
+    struct db_hazard_stats before, after;
+    trap_db_hazard_stats(&before);
+    /* Unmapped in the runner's address space: a frame pushed there would fault, then #DF. */
+    db_foreign_step(USER_STACK_TOP);
+    trap_db_hazard_stats(&after);
+    CHECK_EQ(after.foreign_steps - before.foreign_steps, 1);
+    CHECK_EQ(after.foreign_rip, (uint64_t)db_foreign_trap);
+    CHECK_EQ(after.syscall_tf, before.syscall_tf);
+    CHECK(!(read_rflags() & RFLAGS_TF), "TF still set after the step");
+}
+
+/* Task A blocks inside its own #DB handler at its PARK_AT-th step; task B then single-steps
+ * its whole loop, every #DB of it entering on the same IST stack, and wakes A, whose handler
+ * returns through its frame (moved to A's stack by the entry) and steps on. */
+#define STEP_N    40
+#define PARK_AT   5
+#define STEPS_MIN (3 * STEP_N + 2)
+#define STEPS_MAX (3 * STEP_N + 3)
+
+static struct task *stepper[2];
+static struct task *volatile parked;
+static volatile unsigned steps[2];
+static uint64_t sums[2];
+static bool b_saw_parked;
+static trap_handler_t saved_db;
+static bool db_replaced;
+
+static void switch_db(struct trap_frame *f)
+{
+    (void)f;
+    write_dr6(DR6_RESET);
+    unsigned who = task_current() == stepper[0] ? 0 : 1;
+    if (++steps[who] == PARK_AT && who == 0) {
+        parked = task_current();
+        task_block();
+        parked = NULL;
+    }
+}
+
+static void stepper_fn(void *arg)
+{
+    unsigned who = (unsigned)(uintptr_t)arg;
+    if (who == 1)
+        b_saw_parked = parked == stepper[0];
+    sums[who] = db_step_loop(STEP_N);
+    if (who == 1 && parked)
+        task_wake(parked);
+}
+
+static void restore_db(void)
+{
+    if (db_replaced)
+        trap_set_handler(VEC_DB, saved_db);
+    db_replaced = false;
+}
+TEST_CLEANUP(restore_db);
+
+TEST(db, switch_in_handler, "a task suspended in its #DB handler while another steps", 0)
+{
+    steps[0] = steps[1] = 0;
+    sums[0] = sums[1] = 0;
+    parked = NULL;
+    b_saw_parked = false;
+    saved_db = trap_set_handler(VEC_DB, switch_db);
+    db_replaced = true;
+    for (uintptr_t i = 0; i < 2; i++)
+        stepper[i] = task_create("stepper", stepper_fn, (void *)i);
+    for (unsigned i = 0; i < 2; i++) {
+        int status = -1;
+        if (!CHECK(stepper[i] != NULL, "task_create failed"))
+            return;
+        CHECK_EQ(task_join(stepper[i], &status), 0);
+        CHECK_EQ(status, 0);
+    }
+    restore_db();
+    CHECK(b_saw_parked, "task B did not run while A was parked in its handler");
+    for (unsigned i = 0; i < 2; i++) {
+        CHECK_EQ(sums[i], STEP_N * (STEP_N + 1) / 2);
+        CHECK(steps[i] >= STEPS_MIN && steps[i] <= STEPS_MAX, "task %c: %u steps, expected %u..%u",
+              'A' + i, steps[i], STEPS_MIN, STEPS_MAX);
+    }
+}

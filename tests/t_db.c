@@ -67,13 +67,15 @@ TEST(db, foreign_stack, "a single step at CPL 0 on a user-half RSP is handled on
     CHECK(!(read_rflags() & RFLAGS_TF), "TF still set after the step");
 }
 
-/* Task A blocks inside its own #DB handler at its PARK_AT-th step; task B then single-steps
- * its whole loop, every #DB of it entering on the same IST stack, and wakes A, whose handler
- * returns through its frame (moved to A's stack by the entry) and steps on. */
+/* Task A blocks inside its own #DB handler at its PARK_AT-th step; task B, a kernel task,
+ * then single-steps its whole loop, every #DB of it entering on the same IST stack, and wakes
+ * A, whose handler returns through its frame (moved by the entry to A's kernel stack) and
+ * steps on. A is a kernel task or a user task (its #DBs come from CPL 3). */
 #define STEP_N    40
 #define PARK_AT   5
 #define STEPS_MIN (3 * STEP_N + 2)
 #define STEPS_MAX (3 * STEP_N + 3)
+#define STEP_SUM  (STEP_N * (STEP_N + 1) / 2)
 
 static struct task *stepper[2];
 static struct task *volatile parked;
@@ -113,7 +115,7 @@ static void restore_db(void)
 }
 TEST_CLEANUP(restore_db);
 
-TEST(db, switch_in_handler, "a task suspended in its #DB handler while another steps", 0)
+static void switch_in_handler(bool user_a)
 {
     steps[0] = steps[1] = 0;
     sums[0] = sums[1] = 0;
@@ -121,20 +123,35 @@ TEST(db, switch_in_handler, "a task suspended in its #DB handler while another s
     b_saw_parked = false;
     saved_db = trap_set_handler(VEC_DB, switch_db);
     db_replaced = true;
-    for (uintptr_t i = 0; i < 2; i++)
-        stepper[i] = task_create("stepper", stepper_fn, (void *)i);
+    stepper[0] = user_a ? user_task("ustepper", USER_PROG(uc_step), STEP_N, 0)
+                        : task_create("stepper", stepper_fn, (void *)0);
+    stepper[1] = task_create("stepper", stepper_fn, (void *)1);
+    int status[2] = {-1, -1};
     for (unsigned i = 0; i < 2; i++) {
-        int status = -1;
-        if (!CHECK(stepper[i] != NULL, "task_create failed"))
+        if (!CHECK(stepper[i] != NULL, "cannot create task %c", 'A' + i))
             return;
-        CHECK_EQ(task_join(stepper[i], &status), 0);
-        CHECK_EQ(status, 0);
+        CHECK_EQ(task_join(stepper[i], &status[i]), 0);
     }
     restore_db();
+    if (user_a)
+        sums[0] = (uint64_t)status[0]; /* the user program exits with its sum */
+    else
+        CHECK_EQ(status[0], 0);
+    CHECK_EQ(status[1], 0);
     CHECK(b_saw_parked, "task B did not run while A was parked in its handler");
     for (unsigned i = 0; i < 2; i++) {
-        CHECK_EQ(sums[i], STEP_N * (STEP_N + 1) / 2);
+        CHECK_EQ(sums[i], STEP_SUM);
         CHECK(steps[i] >= STEPS_MIN && steps[i] <= STEPS_MAX, "task %c: %u steps, expected %u..%u",
               'A' + i, steps[i], STEPS_MIN, STEPS_MAX);
     }
+}
+
+TEST(db, switch_in_handler, "a kernel task suspended in its #DB handler while another steps", 0)
+{
+    switch_in_handler(false);
+}
+
+TEST(db, switch_in_user_handler, "a user task suspended in its #DB handler while another steps", 0)
+{
+    switch_in_handler(true);
 }

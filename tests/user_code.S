@@ -67,6 +67,25 @@ L(uc_systf_syscall)
     ud2
 L(uc_systf_end)
 
+/* db.switch_in_user_handler: exit(n + (n-1) + ... + 1), RDI = n, computed with TF set
+ * (the loop of db_step_loop in tests/db_code.S, at CPL 3). */
+L(uc_step_start)
+    mov %rdi, %rcx
+    xor %eax, %eax
+    pushfq
+    orq $RFLAGS_TF, (%rsp)
+    popfq
+1:  add %rcx, %rax
+    dec %rcx
+    jnz 1b
+    pushfq
+    andq $~RFLAGS_TF, (%rsp)
+    popfq
+    mov %rax, %rdi
+    SYSCALL(SYS_EXIT)
+    ud2
+L(uc_step_end)
+
 /* CPL filter and SYSCALL/SYSRET records: a jump, a system call with a short kernel path
  * (the count of its own trace), a jump, exit(0). */
 L(uc_sys_start)

@@ -67,6 +67,54 @@ TEST(db, foreign_stack, "a single step at CPL 0 on a user-half RSP is handled on
     CHECK(!(read_rflags() & RFLAGS_TF), "TF still set after the step");
 }
 
+/* The tests below put their own #DB handler in place of the model's (not recording). */
+static trap_handler_t saved_db;
+static bool db_replaced;
+
+static void restore_db(void)
+{
+    if (db_replaced)
+        trap_set_handler(VEC_DB, saved_db);
+    db_replaced = false;
+}
+TEST_CLEANUP(restore_db);
+
+/* A #DB inside the #DB handler: the handler sets TF and executes one instruction, so a
+ * second #DB comes through the same gate and the CPU loads the IST stack pointer again. Only
+ * because the entry moved the first frame off the IST stack does the inner #DB leave it
+ * intact. Each handler clears TF in its frame: one step per level. */
+static volatile unsigned nest_depth, nest_max, nest_calls;
+
+static void nested_db(struct trap_frame *f)
+{
+    write_dr6(DR6_RESET);
+    nest_calls++;
+    if (++nest_depth > nest_max)
+        nest_max = nest_depth;
+    if (nest_depth == 1)
+        __asm__ volatile("pushfq; orq %0, (%%rsp); popfq; nop" : : "i"(RFLAGS_TF) : "memory", "cc");
+    f->rflags &= ~RFLAGS_TF; /* each level steps one instruction only */
+    nest_depth--;
+}
+
+TEST(db, nested, "a #DB raised inside the #DB handler returns to it intact", 0)
+{
+    nest_depth = nest_max = nest_calls = 0;
+    saved_db = trap_set_handler(VEC_DB, nested_db);
+    db_replaced = true;
+    volatile uint64_t canary = 0x0123456789ABCDEFULL;
+    /* One step of the test's own code (the trap after the NOP), then one of the handler's. */
+    __asm__ volatile("pushfq; orq %0, (%%rsp); popfq; nop; pushfq; andq %1, (%%rsp); popfq"
+                     :
+                     : "i"(RFLAGS_TF), "i"(~RFLAGS_TF)
+                     : "memory", "cc");
+    restore_db();
+    CHECK_EQ(nest_calls, 2);
+    CHECK_EQ(nest_max, 2);
+    CHECK_EQ(nest_depth, 0);
+    CHECK_EQ(canary, 0x0123456789ABCDEFULL);
+}
+
 /* Task A blocks inside its own #DB handler at its PARK_AT-th step; task B, a kernel task,
  * then single-steps its whole loop, every #DB of it entering on the same IST stack, and wakes
  * A, whose handler returns through its frame (moved by the entry to A's kernel stack) and
@@ -82,8 +130,6 @@ static struct task *volatile parked;
 static volatile unsigned steps[2];
 static uint64_t sums[2];
 static bool b_saw_parked;
-static trap_handler_t saved_db;
-static bool db_replaced;
 
 static void switch_db(struct trap_frame *f)
 {
@@ -106,14 +152,6 @@ static void stepper_fn(void *arg)
     if (who == 1 && parked)
         task_wake(parked);
 }
-
-static void restore_db(void)
-{
-    if (db_replaced)
-        trap_set_handler(VEC_DB, saved_db);
-    db_replaced = false;
-}
-TEST_CLEANUP(restore_db);
 
 static void switch_in_handler(bool user_a)
 {

@@ -167,7 +167,8 @@ void trap_db_hazard_stats(struct db_hazard_stats *s)
  * A #DB at CPL 0 on a stack that is not the kernel's (kernel/isr.S, db_entry): the SYSCALL
  * window, before syscall_entry has switched stacks. This runs on the #DB IST stack with
  * interrupts off and must never schedule or enter the ordinary handlers (the BTS model's
- * handler may raise a PMI that suspends the task): it decides and returns.
+ * handler may raise a PMI, and the stream policy suspends the task in it): it decides and
+ * returns, and the IST stack is free again.
  *
  * The one case seen in practice: a single step reported at the SYSCALL entry point. SYSCALL
  * clears TF through IA32_FMASK, and the CPU decides whether to single-step from the flags

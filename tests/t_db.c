@@ -21,7 +21,7 @@ extern const char db_foreign_trap[];
 /* Below the user's RSP at its SYSCALL: the PUSHFQ's word, then what a #DB frame pushed on
  * that stack would cover (the CPU's five words, vector, error code, 15 registers). */
 #define SYSTF_GUARD_BYTES 256
-#define SYSTF_OWN_BYTES   16
+#define SYSTF_OWN_BYTES   8
 #define SYSTF_PATTERN     0x5A
 
 TEST(db, syscall_tf, "SYSCALL with TF set from CPL 3: no #DB on the user's stack, task exits", 0)

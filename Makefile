@@ -143,6 +143,7 @@ selftest: all
 	$(RUNNER) --config direct --tag nomatch --append "tests=no.such.test" --expect-exit 2
 	$(RUNNER) --config direct --tag nmi --append "pmi=nmi tests=bts.*,ds.*,apic.*"
 	$(RUNNER) --config direct --tag hwonly --append "backend=hw tests=bts.*,ds.*,sched.*"
+	$(RUNNER) --config direct --tag netburst --append "model.layout=netburst tests=bts.*,ds.*"
 
 # Both compilers must build the kernel: clang's build goes to its own folder.
 clang-build:

@@ -19,6 +19,7 @@
 
 struct btsx_options;
 struct bts_backend;
+struct debugctl_layout;
 
 /* What to record. */
 #define BTS_EVENTS_BRANCHES   (1u << 0)
@@ -55,7 +56,6 @@ struct bts_trace {
     struct ds_area *ds;
     struct bts_record *buf;
     struct bts_ring ring;
-    uint64_t debugctl;               /* DEBUGCTL while recording */
     uint64_t bytes;                  /* memory charged to the quota */
     uint64_t pmis;                   /* threshold interrupts taken for this trace */
     uint64_t pmi_at_min, pmi_at_max; /* records pending when a PMI came, extremes */
@@ -84,6 +84,11 @@ const char *bts_backend_reason(void);
  * transitions), or NULL. */
 const char *bts_errata(void);
 bool bts_hw_probe_passed(const char **why);
+/* The DEBUGCTL layout the backend in use interprets: the CPU's for the hardware (NULL if the
+ * table has none), the one chosen by model.layout for the model (ds/debugctl.h). */
+const struct debugctl_layout *bts_layout(void);
+/* The header's account of the layouts: the one in use, the table's answer, the model's. */
+const char *bts_layout_reason(void);
 /* Switches the backend (the differential test); only with recording off. */
 int bts_use_backend(const struct bts_backend *b);
 
@@ -106,6 +111,10 @@ int64_t bts_drain(struct bts_trace *t, struct bts_event *out, uint64_t max);
 int64_t bts_drain_raw(struct bts_trace *t, struct bts_record *out, uint64_t max);
 int bts_clear(struct bts_trace *t);
 void bts_set_quota(uint64_t bytes);
+
+/* The DEBUGCTL value that makes t record, in the current backend's layout (composed at each
+ * write, so a trace follows a change of backend). */
+uint64_t bts_trace_debugctl(const struct bts_trace *t);
 
 /* Runs fn(arg) with t recording: enable, call, disable, with a fixed branch shape so that
  * the records around fn are known exactly (ds/harness.S and the tests' expectations). */

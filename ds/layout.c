@@ -1,6 +1,6 @@
 /* DS-area arithmetic: building a BTS buffer description, reading the index back without
  * trusting it, reading a circular buffer in order, and the memory a trace costs.
- * The rules are bts-reference.md §3; the SDM section is Vol. 3B 18.4.9. */
+ * The rules are docs/hardware.md §3 and §4 (SDM Vol. 3B, "BTS and DS Save Area"). */
 #include "ds/layout.h"
 
 #include <stdbool.h>
@@ -82,7 +82,7 @@ int ds_layout_bts(struct ds_area *ds, uint64_t base, uint64_t size_bytes, uint64
 
 uint64_t ds_default_thresh_records(uint64_t n)
 {
-    /* Linux (arch/x86/events/intel/ds.c) leaves max/16 below the maximum. */
+    /* Linux's BTS driver leaves max/16 below the maximum (docs/hardware.md §4). */
     uint64_t headroom = n / 16 ? n / 16 : 1;
 
     if (n < BTS_MIN_RECORDS)

@@ -1,5 +1,5 @@
 /*
- * ds/layout.h - DS management area arithmetic and validation (bts-reference.md §3).
+ * ds/layout.h - DS management area arithmetic and validation (docs/hardware.md §3, §4).
  *
  * Pure arithmetic on the 64-bit DS area: no MSR access, no allocation. The rules it enforces
  * are the ones the hardware does not check for itself (a bad layout makes the CPU write past
@@ -16,7 +16,7 @@
 #include "ds/record.h"
 #include "kernel/paging.h"
 
-/* The 64-bit DS management area (SDM Vol. 3B 18.4.9 / bts-reference §3). */
+/* The 64-bit DS management area (docs/hardware.md §3, from the SDM's 64-bit DS format). */
 struct ds_area {
     uint64_t bts_base;    /* first record */
     uint64_t bts_index;   /* next record to write */
@@ -34,7 +34,7 @@ _Static_assert(offsetof(struct ds_area, pebs_base) == 0x20, "DS: PEBS base at 0x
 _Static_assert(offsetof(struct ds_area, pebs_thresh) == 0x38, "DS: PEBS threshold at 0x38");
 _Static_assert(offsetof(struct ds_area, pebs_reset) == 0x40, "DS: PEBS resets at 0x40");
 
-/* bts-reference §3: a BTS buffer holds at least two records. */
+/* docs/hardware.md §3: a BTS buffer holds at least two records. */
 #define BTS_MIN_RECORDS 2
 /* Buffer base alignment: the fields and records are read as uint64_t. */
 #define BTS_BASE_ALIGN  8

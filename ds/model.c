@@ -1,6 +1,7 @@
 #include "ds/model.h"
 
 #include "ds/backend.h"
+#include "ds/debugctl.h"
 #include "ds/decode.h"
 #include "ds/layout.h"
 #include "ds/record.h"
@@ -12,16 +13,17 @@
 #include "kernel/string.h"
 #include "kernel/trap.h"
 
-#define DEBUGCTL_RECORDING (DEBUGCTL_TR | DEBUGCTL_BTS)
-/* Bits the model implements; others read back as written but do nothing. */
-#define PAGE_OFFSET_MASK   (PAGE_SIZE - 1)
+#define PAGE_OFFSET_MASK (PAGE_SIZE - 1)
 
 /* What bts_model_write_debugctl() must do with RFLAGS.TF (ds/model.S). */
 enum { TF_CLEAR = 0, TF_SET = 1, TF_LEAVE = 2 };
 
-/* The shadow registers. */
+/* The shadow registers. The shadow DEBUGCTL means what the layout says, as on a CPU of that
+ * layout: the model implements its TR, BTS, BTINT, BTS_OFF_OS and BTS_OFF_USR; other bits
+ * read back as written and do nothing. */
 uint64_t bts_model_debugctl;
 static uint64_t model_ds_area;
+static const struct debugctl_layout *layout = &debugctl_core;
 
 /* The instruction the next #DB will have executed. */
 static uint64_t prev_rip;
@@ -43,9 +45,14 @@ void bts_model_write_ds_area(uint64_t v)
     model_ds_area = v;
 }
 
+void model_set_layout(const struct debugctl_layout *l)
+{
+    layout = l;
+}
+
 static bool recording(void)
 {
-    return (bts_model_debugctl & DEBUGCTL_RECORDING) == DEBUGCTL_RECORDING;
+    return debugctl_recording(layout, bts_model_debugctl);
 }
 
 static void dcache_flush(void);
@@ -88,13 +95,13 @@ static void raise_pmi(void)
     stats.pmis++;
 }
 
-/* Stores one record with the hardware's rules (bts-reference.md §2, §3). */
+/* Stores one record with the hardware's rules (docs/hardware.md §2-§4). */
 static void store(uint64_t from, uint64_t to, unsigned cpl_after)
 {
     uint64_t dbg = bts_model_debugctl;
-    /* The CPL filter applies to the CPL after the transfer (bts-reference.md §4). */
-    if ((cpl_after == 0 && (dbg & DEBUGCTL_BTS_OFF_OS)) ||
-        (cpl_after != 0 && (dbg & DEBUGCTL_BTS_OFF_USR))) {
+    /* The CPL filter applies to the CPL after the transfer (docs/hardware.md §6). */
+    if ((cpl_after == 0 && (dbg & layout->bts_off_os)) ||
+        (cpl_after != 0 && (dbg & layout->bts_off_usr))) {
         stats.filtered++;
         return;
     }
@@ -102,9 +109,10 @@ static void store(uint64_t from, uint64_t to, unsigned cpl_after)
     if (!ds)
         return;
     uint64_t idx = ds->bts_index;
-    if (idx >= ds->bts_abs_max && (dbg & DEBUGCTL_BTINT)) {
+    bool btint = dbg & layout->btint;
+    if (idx >= ds->bts_abs_max && btint) {
         /* Interrupt mode and full: the PMI is overdue. What hardware does here is open
-         * (bts-reference.md §4); the model drops the record and keeps the full buffer. */
+         * (docs/hardware.md §4, O1); the model drops the record and keeps the full buffer. */
         stats.dropped++;
         raise_pmi();
         return;
@@ -114,11 +122,11 @@ static void store(uint64_t from, uint64_t to, unsigned cpl_after)
         idx = ds->bts_base;
     *(struct bts_record *)idx = (struct bts_record){from, to, 0};
     idx += BTS_RECORD_SIZE;
-    if (idx >= ds->bts_abs_max && !(dbg & DEBUGCTL_BTINT))
+    if (idx >= ds->bts_abs_max && !btint)
         idx = ds->bts_base; /* circular mode wraps */
     ds->bts_index = idx;
     stats.records++;
-    if ((dbg & DEBUGCTL_BTINT) && idx >= ds->bts_thresh)
+    if (btint && idx >= ds->bts_thresh)
         raise_pmi();
 }
 

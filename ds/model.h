@@ -21,6 +21,10 @@ struct model_stats {
     uint64_t undecodable; /* instructions the decoder refused (never expected) */
 };
 
+struct debugctl_layout;
+/* The DEBUGCTL layout the shadow register is read with (ds/debugctl.h); Core until set. */
+void model_set_layout(const struct debugctl_layout *l);
+
 /* Installs the #DB handler and the trap hooks. */
 void model_init(void);
 void model_get_stats(struct model_stats *s);

@@ -1,5 +1,5 @@
 /*
- * The threshold interrupt, one handler for both backends (bts-reference.md §5): stop
+ * The threshold interrupt, one handler for both backends (docs/hardware.md §5): stop
  * recording, drain base..index into the current trace's ring under its policy, reset the
  * index, unmask LVT PC (the CPU masked it when it delivered), EOI for fixed delivery, restart.
  * "The only surefire way of knowing this PMI is ours": the index has reached the threshold.
@@ -85,7 +85,7 @@ static void bts_pmi(struct trap_frame *f)
     if (t && t->stopped)
         t->enabled = false; /* the stop policy ended it */
     else if (t && t->enabled)
-        b->write_debugctl(t->debugctl); /* 7. restart what the trace asked for */
+        b->write_debugctl(bts_trace_debugctl(t)); /* 7. restart what the trace asked for */
 }
 
 void bts_pmi_init(bool nmi)

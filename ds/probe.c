@@ -1,12 +1,14 @@
 /*
- * Choosing the backend. The hardware probe trusts nothing (bts-reference.md §1): CPUID, then
+ * Choosing the backend. The hardware probe trusts nothing (docs/hardware.md §1): CPUID, then
  * MISC_ENABLE, then a #GP-safe DEBUGCTL write read back, and finally one known branch that
  * must produce one correct record: Bochs claims DS in CPUID and drops the writes, QEMU TCG
  * reports MISC_ENABLE.BTS_UNAVAILABLE=0, KVM raises #GP. The first step that fails is the
- * reason, with its register and value.
+ * reason, with its register and value. The DEBUGCTL bits it writes come from the CPU's row of
+ * the layout table (ds/debugctl.h): a Pentium 4 has TR and BTS where a Core has other bits.
  */
 #include "ds/backend.h"
 #include "ds/bts.h"
+#include "ds/debugctl.h"
 #include "ds/model.h"
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
@@ -21,7 +23,9 @@
 struct ds_area *ds_idle_area;
 static const struct bts_backend *backend = &bts_backend_model;
 static bool available = true, hw_ok;
-static char reason[REASON_LEN], hw_why[REASON_LEN];
+static char reason[REASON_LEN], hw_why[REASON_LEN], layout_why[2 * REASON_LEN];
+/* The CPU's DEBUGCTL layout (NULL: the table knows none) and the one the model interprets. */
+static const struct debugctl_layout *cpu_layout, *model_layout = &debugctl_core;
 
 extern const char bts_probe_jmp[], bts_probe_target[];
 void bts_probe_code(void);
@@ -33,6 +37,15 @@ const struct bts_backend *bts_backend(void)
 const char *bts_backend_reason(void)
 {
     return reason;
+}
+
+const struct debugctl_layout *bts_layout(void)
+{
+    return backend == &bts_backend_hw ? cpu_layout : model_layout;
+}
+const char *bts_layout_reason(void)
+{
+    return layout_why;
 }
 
 bool bts_available(const char **why)
@@ -65,7 +78,7 @@ static bool probe_record(void)
     if (wrmsr_safe(MSR_IA32_DS_AREA, (uint64_t)ds) != 0) {
         ksnprintf(hw_why, sizeof(hw_why), "WRMSR IA32_DS_AREA=%#lx raised #GP", (uint64_t)ds);
     } else {
-        bts_hw_write_debugctl(DEBUGCTL_TR | DEBUGCTL_BTS);
+        bts_hw_write_debugctl(cpu_layout->tr | cpu_layout->bts);
         bts_probe_code();
         bts_hw_write_debugctl(0);
         uint64_t n = (ds->bts_index - ds->bts_base) / BTS_RECORD_SIZE;
@@ -98,6 +111,11 @@ static bool probe_hw(void)
         return ksnprintf(hw_why, sizeof(hw_why), "IA32_MISC_ENABLE.BTS_UNAVAILABLE=1 (%#lx)", v),
                false;
     /* Step 5 with a valid DS area loaded first: BTS must never see a stale one. */
+    if (!cpu_layout)
+        return ksnprintf(hw_why, sizeof(hw_why), "no DEBUGCTL layout known for %s family %#x",
+                         cpu_caps.vendor, cpu_caps.family),
+               false;
+    uint64_t on = cpu_layout->tr | cpu_layout->bts;
     uint64_t scratch = pages_alloc(2);
     if (!scratch)
         return ksnprintf(hw_why, sizeof(hw_why), "no memory for the probe"), false;
@@ -106,16 +124,18 @@ static bool probe_hw(void)
     bool ok = false;
     if (wrmsr_safe(MSR_IA32_DS_AREA, scratch) != 0) {
         ksnprintf(hw_why, sizeof(hw_why), "WRMSR IA32_DS_AREA raised #GP");
-    } else if (wrmsr_safe(MSR_IA32_DEBUGCTL, DEBUGCTL_TR | DEBUGCTL_BTS) != 0) {
-        ksnprintf(hw_why, sizeof(hw_why), "WRMSR IA32_DEBUGCTL=TR|BTS (%#x) raised #GP",
-                  DEBUGCTL_TR | DEBUGCTL_BTS);
+    } else if (wrmsr_safe(MSR_IA32_DEBUGCTL, on) != 0) {
+        ksnprintf(hw_why, sizeof(hw_why), "WRMSR IA32_DEBUGCTL=TR|BTS (%#lx, %s layout) raised #GP",
+                  on, cpu_layout->name);
     } else {
         uint64_t back = 0;
         rdmsr_safe(MSR_IA32_DEBUGCTL, &back);
         wrmsr_safe(MSR_IA32_DEBUGCTL, 0);
-        if ((back & (DEBUGCTL_TR | DEBUGCTL_BTS)) != (DEBUGCTL_TR | DEBUGCTL_BTS))
+        if (!debugctl_recording(cpu_layout, back))
             ksnprintf(hw_why, sizeof(hw_why),
-                      "DEBUGCTL write accepted but reads back %#lx (TR|BTS dropped)", back);
+                      "DEBUGCTL=TR|BTS (%#lx, %s layout) accepted but reads back %#lx (TR|BTS "
+                      "dropped)",
+                      on, cpu_layout->name, back);
         else
             ok = true;
     }
@@ -125,11 +145,12 @@ static bool probe_hw(void)
         return false;
     if (!probe_record())
         return false;
-    ksnprintf(hw_why, sizeof(hw_why), "probe passed: a known branch was recorded");
+    ksnprintf(hw_why, sizeof(hw_why), "probe passed: a known branch was recorded (%s layout)",
+              cpu_layout->name);
     return true;
 }
 
-/* Errata that make hardware records differ (bts-reference.md §7), by family 6 model. */
+/* Errata that make hardware records differ (docs/hardware.md §9), by family 6 model. */
 static const struct {
     uint32_t model;
     const char *erratum;
@@ -160,8 +181,44 @@ int bts_use_backend(const struct bts_backend *b)
     return 0;
 }
 
+/* The model's layout: the one asked for, else the CPU's, else the architectural Core layout
+ * (the table has none for other vendors, yet the model needs bits to interpret). Returns how
+ * it was chosen, for the header. */
+static const char *choose_layouts(enum model_layout_choice want)
+{
+    cpu_layout = debugctl_layout_for(cpu_caps.vendor, cpu_caps.family);
+    if (want == MODEL_LAYOUT_CORE) {
+        model_layout = &debugctl_core;
+        return "model.layout=core";
+    }
+    if (want == MODEL_LAYOUT_NETBURST) {
+        model_layout = &debugctl_netburst;
+        return "model.layout=netburst";
+    }
+    model_layout = cpu_layout ? cpu_layout : &debugctl_core;
+    return cpu_layout ? "model.layout=auto: the CPU's"
+                      : "model.layout=auto: core, the CPU has none";
+}
+
+static void describe_layouts(const char *model_how)
+{
+    const struct debugctl_layout *l = bts_layout();
+    char used[REASON_LEN] = "no layout: nothing is written";
+    if (l)
+        ksnprintf(used, sizeof(used), "%s (TR %u, BTS %u, BTINT %u, BTS_OFF_OS %u, BTS_OFF_USR %u)",
+                  l->name, __builtin_ctzll(l->tr), __builtin_ctzll(l->bts),
+                  __builtin_ctzll(l->btint), __builtin_ctzll(l->bts_off_os),
+                  __builtin_ctzll(l->bts_off_usr));
+    ksnprintf(layout_why, sizeof(layout_why),
+              "%s for the %s; table: %s for %s family %#x; model: %s (%s)", used, backend->name,
+              cpu_layout ? cpu_layout->name : "none", cpu_caps.vendor, cpu_caps.family,
+              model_layout->name, model_how);
+}
+
 void ds_init(const struct btsx_options *opt)
 {
+    const char *model_how = choose_layouts(opt->model_layout);
+    model_set_layout(model_layout);
     bool irq = irq_enabled();
     irq_disable();
     hw_ok = probe_hw();
@@ -191,6 +248,7 @@ void ds_init(const struct btsx_options *opt)
         ds_layout_bts(ds_idle_area, page + PAGE_SIZE, IDLE_RECORDS * BTS_RECORD_SIZE,
                       BTS_THRESH_CIRCULAR, BTS_MODE_CIRCULAR);
     }
+    describe_layouts(model_how);
     model_init();
     bts_pmi_init(opt->pmi == PMI_NMI);
     if (available)

@@ -1,13 +1,13 @@
 /*
  * ds/record.h - the BTS record and its decoded form.
  *
- * The hardware writes 24-byte records {from, to, flags} (SDM Vol. 3B 18.4.9, 64-bit DS
- * format; bts-reference.md §3). btsx stores its own task arrival/departure timestamps in the
+ * The hardware writes 24-byte records {from, to, flags} (SDM Vol. 3B, 64-bit DS save area
+ * format; docs/hardware.md §3). btsx stores its own task arrival/departure timestamps in the
  * same format so that one buffer, one ring and one reader handle both: `from` holds
  * BTS_ESCAPE, `to` the TSC and `flags` the qualifier (the seed's design).
  *
  * Hardware `flags` are never interpreted for branches: bit 4 "predicted" is absent
- * on Core/Atom (bts-reference §3), so only escape records give `flags` a meaning.
+ * on Core/Atom (docs/hardware.md §3), so only escape records give `flags` a meaning.
  */
 #ifndef BTSX_DS_RECORD_H
 #define BTSX_DS_RECORD_H

@@ -5,6 +5,7 @@
  */
 #include "ds/backend.h"
 #include "ds/bts.h"
+#include "ds/debugctl.h"
 #include "kernel/cpu.h"
 #include "kernel/errno.h"
 #include "kernel/mem.h"
@@ -34,14 +35,13 @@ static uint64_t pages_for(uint64_t bytes)
 
 static uint64_t debugctl_for(const struct bts_config *c)
 {
-    uint64_t v = DEBUGCTL_TR | DEBUGCTL_BTS;
-    if (c->mode == BTS_MODE_INTERRUPT)
-        v |= DEBUGCTL_BTINT;
-    if (!(c->cpl & BTS_CPL_KERNEL))
-        v |= DEBUGCTL_BTS_OFF_OS;
-    if (!(c->cpl & BTS_CPL_USER))
-        v |= DEBUGCTL_BTS_OFF_USR;
-    return v;
+    return debugctl_compose(bts_layout(), c->mode == BTS_MODE_INTERRUPT, c->cpl & BTS_CPL_KERNEL,
+                            c->cpl & BTS_CPL_USER);
+}
+
+uint64_t bts_trace_debugctl(const struct bts_trace *t)
+{
+    return debugctl_for(&t->cfg);
 }
 
 static uint64_t thresh_bytes_for(const struct bts_config *c)
@@ -120,7 +120,6 @@ int bts_configure(struct bts_trace *t, const struct bts_config *cfg)
     ds_layout_bts(n.ds, (uint64_t)n.buf, buf_bytes, thresh_bytes_for(cfg), cfg->mode);
     if (ring)
         ring_init(&n.ring, ring, cfg->ring_records, cfg->policy);
-    n.debugctl = debugctl_for(cfg);
     n.bytes = bytes;
 
     bool was_current = t == current;
@@ -168,7 +167,7 @@ int bts_enable(struct bts_trace *t)
         return E_OVERFLOW; /* the stop policy ended it: clear first */
     t->enabled = true;
     if (t == current)
-        bts_backend()->write_debugctl(t->debugctl);
+        bts_backend()->write_debugctl(debugctl_for(&t->cfg));
     return 0;
 }
 
@@ -189,7 +188,7 @@ int bts_run(struct bts_trace *t, void (*fn)(void *), void *arg)
     if (t->stopped)
         return E_OVERFLOW;
     t->enabled = true;
-    bts_call_traced(t->debugctl, fn, arg, bts_backend()->write_debugctl);
+    bts_call_traced(debugctl_for(&t->cfg), fn, arg, bts_backend()->write_debugctl);
     t->enabled = false;
     if (t->cfg.mode == BTS_MODE_INTERRUPT)
         bts_drain_hw(t, false); /* what is left below the threshold joins the ring */
@@ -209,7 +208,7 @@ static void flush(struct bts_trace *t)
         bts_backend()->write_debugctl(0);
     bts_drain_hw(t, false);
     if (live && !t->stopped)
-        bts_backend()->write_debugctl(t->debugctl);
+        bts_backend()->write_debugctl(debugctl_for(&t->cfg));
     if (irq)
         irq_enable();
 }
@@ -340,7 +339,7 @@ int bts_clear(struct bts_trace *t)
         ring_clear(&t->ring);
     t->stopped = false;
     if (live)
-        bts_backend()->write_debugctl(t->debugctl);
+        bts_backend()->write_debugctl(debugctl_for(&t->cfg));
     return 0;
 }
 
@@ -398,5 +397,5 @@ void ds_switch(struct bts_trace *prev, struct bts_trace *next)
     current = next;
     timestamp(next, BTS_Q_ARRIVE); /* 4. */
     if (next && next->enabled && !next->stopped)
-        b->write_debugctl(next->debugctl); /* 5. */
+        b->write_debugctl(debugctl_for(&next->cfg)); /* 5. */
 }

@@ -207,6 +207,10 @@ static void set_dump(struct btsx_options *o, int v)
 {
     o->dump = v != 0;
 }
+static void set_model_layout(struct btsx_options *o, int v)
+{
+    o->model_layout = (enum model_layout_choice)v;
+}
 
 static const struct choice backend_choices[] = {
     {"auto", BACKEND_AUTO},
@@ -230,6 +234,11 @@ static const struct choice apic_choices[] = {
 static const struct choice console_choices[] = {
     {"all", CONSOLE_ALL},
     {"serial", CONSOLE_SERIAL},
+};
+static const struct choice model_layout_choices[] = {
+    {"auto", MODEL_LAYOUT_AUTO},
+    {"core", MODEL_LAYOUT_CORE},
+    {"netburst", MODEL_LAYOUT_NETBURST},
 };
 static const struct choice flag_choices[] = {
     {"0", 0},
@@ -256,6 +265,7 @@ static const struct option_desc options[] = {
     CHOICE_OPT("apic", "auto|xapic|x2apic", apic_choices, set_apic),
     CHOICE_OPT("console", "all|serial", console_choices, set_console),
     FLAG_OPT("dump", set_dump),
+    CHOICE_OPT("model.layout", "auto|core|netburst", model_layout_choices, set_model_layout),
 };
 
 #define NOPTIONS NCHOICES(options)
@@ -309,6 +319,7 @@ void cmdline_defaults(struct btsx_options *o)
         .apic = APIC_MODE_AUTO,
         .console = CONSOLE_ALL,
         .dump = false,
+        .model_layout = MODEL_LAYOUT_AUTO,
     };
 }
 

@@ -11,6 +11,7 @@
  *   apic=auto|xapic|x2apic
  *   console=all|serial       serial only: leave the screen alone
  *   dump | dump=0|1          print every trace a test collects (for tools/btsx-trace)
+ *   model.layout=auto|core|netburst  the DEBUGCTL bit layout the BTS model interprets
  * A first token starting with '/' is the image path some loaders prepend, and is ignored.
  * Anything else is an error that names the option: the design's contract is that a bad command
  * line fails the run cleanly rather than being guessed at.
@@ -29,6 +30,8 @@ enum exit_method { EXIT_AUTO, EXIT_DEBUGEXIT, EXIT_HALT, EXIT_REBOOT };
 enum pmi_delivery { PMI_FIXED, PMI_NMI };
 enum apic_mode { APIC_MODE_AUTO, APIC_MODE_XAPIC, APIC_MODE_X2APIC };
 enum console_choice { CONSOLE_ALL, CONSOLE_SERIAL };
+/* auto: the CPU's layout from the DS layer's table (the Core layout if it has none). */
+enum model_layout_choice { MODEL_LAYOUT_AUTO, MODEL_LAYOUT_CORE, MODEL_LAYOUT_NETBURST };
 
 #define CMDLINE_MAX_GLOBS 16
 #define CMDLINE_GLOB_LEN  64   /* including the NUL: a glob has at most 63 characters */
@@ -53,9 +56,10 @@ struct btsx_options {
     enum apic_mode apic;
     enum console_choice console;
     bool dump;
+    enum model_layout_choice model_layout;
 };
 
-/* No globs (every test), auto backend/exit/APIC, fixed PMI, seed unset, flags off. */
+/* No globs (every test), auto backend/exit/APIC/model layout, fixed PMI, seed unset, flags off. */
 void cmdline_defaults(struct btsx_options *o);
 
 /* Applies the options in line (NULL = empty) on top of *o. Returns 0, or a CMDLINE_E* code with

@@ -17,7 +17,7 @@
 #define MSR_IA32_APIC_BASE            0x0000001B
 #define MSR_IA32_FEATURE_CONTROL      0x0000003A
 #define MSR_IA32_MISC_ENABLE          0x000001A0
-#define MSR_IA32_DEBUGCTL             0x000001D9
+#define MSR_IA32_DEBUGCTL             0x000001D9 /* MSR_DEBUGCTLA on NetBurst; bits: ds/debugctl.h */
 #define MSR_IA32_PERF_CAPABILITIES    0x00000345
 #define MSR_IA32_PERF_GLOBAL_STATUS   0x0000038E
 #define MSR_IA32_PERF_GLOBAL_CTRL     0x0000038F
@@ -44,19 +44,6 @@
 #define MISC_ENABLE_PERF_AVAIL   BIT(7)
 #define MISC_ENABLE_BTS_UNAVAIL  BIT(11) /* read-only; 1 = no BTS */
 #define MISC_ENABLE_PEBS_UNAVAIL BIT(12)
-
-/* IA32_DEBUGCTL (SDM Vol. 3B, 18.4.1 / 17.4.1) */
-#define DEBUGCTL_LBR                   BIT(0)
-#define DEBUGCTL_BTF                   BIT(1)
-#define DEBUGCTL_TR                    BIT(6)
-#define DEBUGCTL_BTS                   BIT(7)
-#define DEBUGCTL_BTINT                 BIT(8)
-#define DEBUGCTL_BTS_OFF_OS            BIT(9)
-#define DEBUGCTL_BTS_OFF_USR           BIT(10)
-#define DEBUGCTL_FREEZE_LBRS_ON_PMI    BIT(11)
-#define DEBUGCTL_FREEZE_PERFMON_ON_PMI BIT(12)
-#define DEBUGCTL_FREEZE_WHILE_SMM      BIT(14)
-#define DEBUGCTL_RTM_DEBUG             BIT(15)
 
 /* EFER */
 #define EFER_SCE BIT(0)

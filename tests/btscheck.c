@@ -211,8 +211,9 @@ static void bts_header(void (*line)(const char *fmt, ...))
     (void)nmi;
     line("backend: %s (%s)", bts_available(NULL) ? bts_backend()->name : "none",
          bts_backend_reason());
+    line("debugctl: %s", bts_layout_reason());
     line("pmi: %s", pmi_is_nmi() ? "nmi" : "fixed");
     if (bts_errata())
-        line("errata: %s applies to this CPU model (bts-reference.md §7)", bts_errata());
+        line("errata: %s applies to this CPU model (docs/hardware.md §9)", bts_errata());
 }
 TEST_HEADER(bts_header);

@@ -15,14 +15,14 @@ TEST(cmdline, accepts, "every documented option parses", 0)
     char err[ERR_LEN] = "";
     cmdline_defaults(&o);
     int rc = cmdline_parse("tests=boot.*,apic.?elf_ipi backend=model seed=0x2a verbose "
-                           "exit=halt pmi=nmi apic=xapic console=serial",
+                           "exit=halt pmi=nmi apic=xapic console=serial model.layout=netburst",
                            &o, err, sizeof(err));
     if (!CHECK(rc == 0, "rejected: %s", err))
         return;
     CHECK_EQ(o.nglobs, 2);
     CHECK(o.backend == BACKEND_MODEL && o.seed == 42 && o.seed_set && o.verbose, "values wrong");
     CHECK(o.exit == EXIT_HALT && o.pmi == PMI_NMI && o.apic == APIC_MODE_XAPIC &&
-              o.console == CONSOLE_SERIAL,
+              o.console == CONSOLE_SERIAL && o.model_layout == MODEL_LAYOUT_NETBURST,
           "enums wrong");
     CHECK(cmdline_selects(&o, "boot.memmap") && cmdline_selects(&o, "apic.self_ipi"),
           "globs do not select");
@@ -43,6 +43,7 @@ TEST(cmdline, rejects, "bad options are named and change nothing", 0)
         "=1",
         "verbose=2",
         "console=vga",
+        "model.layout=p4",
     };
     for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct btsx_options o, before;

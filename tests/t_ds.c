@@ -1,10 +1,12 @@
 /*
  * ds.*: the Debug Store's semantics, through the same DS layer on either backend: the circular
  * buffer, the threshold interrupt and its count, disable/enable/clear, invalid configurations,
- * spurious PMIs, and the stream policy carrying a million branches without loss.
+ * spurious PMIs, the DEBUGCTL layout the model reads, and the stream policy carrying a million
+ * branches without loss.
  */
 #include "ds/backend.h"
 #include "ds/bts.h"
+#include "ds/debugctl.h"
 #include "kernel/apic.h"
 #include "kernel/cpu.h"
 #include "kernel/errno.h"
@@ -156,6 +158,54 @@ TEST(ds, disable_enable_clear, "disable stops at once, enable resumes, clear emp
     CHECK_EQ(bts_count(&t), 0);
     struct bts_event ev;
     CHECK_EQ(bts_get(&t, 0, &ev), E_NOENT);
+    trace_teardown(&t);
+}
+
+/* Writes v to the backend's DEBUGCTL around one untraced call of tc_chain and returns how many
+ * records the trace's buffer gained. */
+static uint64_t chain_with_debugctl(struct bts_trace *t, uint64_t v)
+{
+    uint64_t before = t->ds->bts_index;
+    bts_backend()->write_debugctl(v);
+    ((void (*)(void))tc_chain)();
+    bts_backend()->write_debugctl(0);
+    return (t->ds->bts_index - before) / BTS_RECORD_SIZE;
+}
+
+TEST(ds, debugctl_layout,
+     "the model reads DEBUGCTL in its layout; the other layout's bits do not "
+     "record",
+     0)
+{
+    if (!bts_require())
+        return;
+    if (bts_backend() != &bts_backend_model) {
+        /* On silicon the other layout's TR|BTS are reserved bits or other controls. */
+        test_skip("the model is not the backend in use");
+        return;
+    }
+    const struct debugctl_layout *l = bts_layout();
+    const struct debugctl_layout *other =
+        l == &debugctl_netburst ? &debugctl_core : &debugctl_netburst;
+    test_info("layout %s, the other %s", l->name, other->name);
+    struct bts_config cfg =
+        cfg_interrupt(256, 0, MAX_RECORDS, BTS_POLICY_STOP, BTS_EVENTS_BRANCHES, BTS_CPL_KERNEL);
+    struct bts_trace t;
+    if (!trace_setup(&t, &cfg))
+        return;
+    /* Interrupt mode, kernel only: TR, BTS, BTINT and BTS_OFF_USR of this layout, nothing else. */
+    uint64_t want_ctl = l->tr | l->bts | l->btint | l->bts_off_usr;
+    CHECK_EQ(bts_trace_debugctl(&t), want_ctl);
+    CHECK_EQ(bts_enable(&t), 0);
+    uint64_t seen = bts_backend()->read_debugctl();
+    CHECK_EQ(bts_disable(&t), 0);
+    CHECK_EQ(seen, want_ctl);
+    /* The other layout's TR|BTS: set different controls and reserved bits, so no records. */
+    CHECK_EQ(chain_with_debugctl(&t, other->tr | other->bts), 0);
+    /* This layout's TR|BTS records every link of the chain, and its call and return. */
+    uint64_t n = chain_with_debugctl(&t, l->tr | l->bts);
+    CHECK(n >= TC_CHAIN_LEN, "%s TR|BTS (%#lx) gave %lu records, expected at least %u", l->name,
+          l->tr | l->bts, n, TC_CHAIN_LEN);
     trace_teardown(&t);
 }
 

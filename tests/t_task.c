@@ -81,7 +81,7 @@ static bool user_addr(uint64_t a)
 
 /*
  * Hardware may or may not record the kernel-to-user returns (IRETQ, SYSRETQ) when BTS_OFF_OS
- * filters CPL 0 (bts-reference.md §4: "may appear"). On the hardware backend both lists keep
+ * filters CPL 0 (docs/hardware.md §6: "may" appear). On the hardware backend both lists keep
  * only the records that start in user code; the model must match in full.
  */
 static size_t user_sourced(struct bts_record *r, size_t n)

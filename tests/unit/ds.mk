@@ -3,6 +3,7 @@
 #   test_ring    ds/record.h and ds/ring.c: the timestamp format, the trace ring's policies,
 #                a randomised run against a reference model, the drain's cost against memcpy
 #   test_layout  ds/layout.c: DS-area layout rules, pending count, circular reads, quota
+#   test_debugctl ds/debugctl.c: the vendor/family -> DEBUGCTL layout table and each layout's bits
 # Either takes an optional cmocka name pattern: $(B)/unit/test_ring 'test_stop*'
 #
 # `make ds-kbuild` compiles the modules freestanding with the kernel's flags under both gcc and
@@ -12,10 +13,10 @@
 ds_mk_default_goal := $(.DEFAULT_GOAL)
 
 DS_UNIT_DIR  := $(B)/unit
-DS_UNIT_HDRS := ds/record.h ds/ring.h ds/layout.h kernel/errno.h kernel/string.h \
+DS_UNIT_HDRS := ds/record.h ds/ring.h ds/layout.h ds/debugctl.h kernel/errno.h kernel/string.h \
                 kernel/paging.h tests/unit/ds.mk
 
-UNIT_TESTS += $(DS_UNIT_DIR)/test_ring $(DS_UNIT_DIR)/test_layout
+UNIT_TESTS += $(DS_UNIT_DIR)/test_ring $(DS_UNIT_DIR)/test_layout $(DS_UNIT_DIR)/test_debugctl
 
 # Host builds take libc's memcpy through kernel/string.h (-DBTSX_HOST), so only errno.c is
 # linked; it gives the tests err_name() for their messages.
@@ -27,7 +28,11 @@ $(DS_UNIT_DIR)/test_layout: tests/unit/test_layout.c ds/layout.c kernel/errno.c 
 	@mkdir -p $(@D)
 	$(HOSTCC) $(UNIT_CFLAGS) -o $@ $(filter %.c,$^) $(UNIT_LIBS)
 
-DS_KBUILD_SRC   := ds/ring.c ds/layout.c
+$(DS_UNIT_DIR)/test_debugctl: tests/unit/test_debugctl.c ds/debugctl.c $(DS_UNIT_HDRS)
+	@mkdir -p $(@D)
+	$(HOSTCC) $(UNIT_CFLAGS) -o $@ $(filter %.c,$^) $(UNIT_LIBS)
+
+DS_KBUILD_SRC   := ds/ring.c ds/layout.c ds/debugctl.c
 DS_KBUILD_FLAGS := -std=gnu11 -O2 -Wall -Wextra -Werror -I. -ffreestanding -fno-pic -fno-pie \
                    -mno-red-zone -mno-mmx -mno-sse -mno-sse2 -mno-80387 -fno-stack-protector
 

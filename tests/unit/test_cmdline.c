@@ -49,6 +49,7 @@ static void assert_options_equal(const struct btsx_options *a, const struct btsx
     assert_int_equal(a->pmi, b->pmi);
     assert_int_equal(a->apic, b->apic);
     assert_int_equal(a->console, b->console);
+    assert_int_equal(a->model_layout, b->model_layout);
 }
 
 static void test_defaults(void **state)
@@ -69,6 +70,7 @@ static void test_defaults(void **state)
     assert_int_equal(o.pmi, PMI_FIXED);
     assert_int_equal(o.apic, APIC_MODE_AUTO);
     assert_int_equal(o.console, CONSOLE_ALL);
+    assert_int_equal(o.model_layout, MODEL_LAYOUT_AUTO);
 }
 
 static void test_empty_lines(void **state)
@@ -104,6 +106,9 @@ static void test_choices(void **state)
     assert_int_equal(parse_ok("apic=x2apic").apic, APIC_MODE_X2APIC);
     assert_int_equal(parse_ok("console=all").console, CONSOLE_ALL);
     assert_int_equal(parse_ok("console=serial").console, CONSOLE_SERIAL);
+    assert_int_equal(parse_ok("model.layout=auto").model_layout, MODEL_LAYOUT_AUTO);
+    assert_int_equal(parse_ok("model.layout=core").model_layout, MODEL_LAYOUT_CORE);
+    assert_int_equal(parse_ok("model.layout=netburst").model_layout, MODEL_LAYOUT_NETBURST);
 }
 
 static void test_flags(void **state)
@@ -229,6 +234,12 @@ static const struct bad_case bad_cases[] = {
     {"pmi=smi", CMDLINE_EVALUE, "bad value 'smi' for 'pmi' (fixed|nmi)"},
     {"apic", CMDLINE_EVALUE, "missing value for 'apic' (auto|xapic|x2apic)"},
     {"console=vga", CMDLINE_EVALUE, "bad value 'vga' for 'console' (all|serial)"},
+    {"model.layout", CMDLINE_EVALUE, "missing value for 'model.layout' (auto|core|netburst)"},
+    {"model.layout=p4", CMDLINE_EVALUE, "bad value 'p4' for 'model.layout' (auto|core|netburst)"},
+    {"model.layout=NetBurst", CMDLINE_EVALUE,
+     "bad value 'NetBurst' for 'model.layout' (auto|core|netburst)"},
+    {"model.layout=core model.layout=core", CMDLINE_EDUP, "option 'model.layout' given twice"},
+    {"model=netburst", CMDLINE_EUNKNOWN, "unknown option 'model'"},
     {"apic=x3apic", CMDLINE_EVALUE, "bad value 'x3apic' for 'apic' (auto|xapic|x2apic)"},
     {"verbose=", CMDLINE_EVALUE, "bad value '' for 'verbose' (0|1)"},
     {"verbose=yes", CMDLINE_EVALUE, "bad value 'yes' for 'verbose' (0|1)"},

@@ -3,8 +3,8 @@
  * on an IST stack of its own; the entry moves the frame to the task's stack when the
  * interrupted code has one, so a handler can be suspended and another task can take #DBs
  * meanwhile; at CPL 0 on a user-half stack (the SYSCALL window) it is handled on the IST
- * stack. The SYSCALL-with-TF case can only be provoked where the CPU gets it wrong (Bochs 2.7
- * Skylake-class models); db.foreign_stack reaches the same path on every machine.
+ * stack. The SYSCALL-with-TF case reaches that path only where the CPU gets it wrong (Bochs
+ * 2.7); db.foreign_stack reaches the same path on every machine.
  */
 #include "kernel/cpu.h"
 #include "kernel/paging.h"

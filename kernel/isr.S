@@ -84,14 +84,14 @@ isr_iretq:
 
 /*
  * #DB arrives on an IST stack of its own, because it can be taken where the kernel has no
- * usable stack: a single step after SYSCALL, at CPL 0 with RSP still the user's, which some
- * emulators raise although IA32_FMASK cleared TF (kernel/trap.c). Pushing the frame there
+ * usable stack: a single step after SYSCALL, at CPL 0 with RSP still the user's, which Bochs
+ * raises although IA32_FMASK cleared TF (kernel/trap.c). Pushing the frame there
  * writes the user's stack, or faults on it under SMAP and ends in #DF.
  *
  * The handler must not stay on the IST stack, though. The BTS model single-steps with TF and
  * runs in the #DB handler for every instruction; it may raise the threshold interrupt there
- * (an NMI arrives at once), and the stream policy then suspends the task inside that handler
- * and runs another one, whose own #DB would reuse the IST stack and overwrite the suspended
+ * (delivered as an NMI, it arrives inside the handler), and the stream policy then suspends
+ * the task inside that handler and runs another one, whose own #DB would reuse the IST stack and overwrite the suspended
  * frame. So the entry decides here, with IF and TF clear, before anything can switch:
  *   - from CPL 3: the frame moves to the task's RSP0 stack, where the CPU would have put it
  *     without IST;
@@ -100,7 +100,9 @@ isr_iretq:
  *   - from CPL 0 on any other stack (the SYSCALL window): trap_db_hazard() handles it right
  *     here; it never schedules, so the IST stack is free again when it returns.
  * After a move, a #DB nested in the handler or taken by the next task starts on an empty
- * IST stack again, and the moved frame returns through isr_iretq like any other.
+ * IST stack again, and the moved frame returns through isr_iretq like any other. (An NMI
+ * taken while this entry or trap_db_hazard() runs is on the NMI's own IST stack; the model
+ * raises its NMIs only from its handler, after the move.)
  */
 #define DB_WORDS 9                      /* RCX, RAX, vector, error code and the CPU's 5 words */
 #define DB_CS    (5 * 8)

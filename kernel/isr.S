@@ -5,6 +5,7 @@
  * db_entry, which picks the stack its handler runs on.
  */
 #include "kernel/gdt.h"
+#include "kernel/msr-index.h"
 #include "kernel/paging.h"
 
 #define STUB_SIZE 16
@@ -134,3 +135,23 @@ db_hazard:
     pop %rax
     CALL_WITH_FRAME trap_db_hazard
     iretq
+
+/*
+ * syscall_tf_probe(): a SYSCALL at CPL 0 that starts with TF set by the POPFQ before it, with
+ * IA32_LSTAR at syscall_tf_probe_entry and IA32_FMASK clearing TF (trap_probe_syscall_tf()
+ * sets both up). Hardware raises no #DB; an emulator that takes TF from before the mask
+ * raises one at syscall_tf_probe_entry, on this (kernel) stack. The entry returns to the
+ * caller with the saved flags less TF.
+ */
+    .globl syscall_tf_probe, syscall_tf_probe_entry
+syscall_tf_probe:
+    pushfq
+    orq $RFLAGS_TF, (%rsp)
+    popfq
+    syscall
+    ret
+syscall_tf_probe_entry:
+    andq $~RFLAGS_TF, %r11
+    push %r11
+    popfq
+    jmp *%rcx

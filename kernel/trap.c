@@ -157,6 +157,7 @@ static void default_exception(struct trap_frame *f)
 }
 
 static struct db_hazard_stats db_hazards;
+static bool syscall_tf_quirk; /* trap_probe_syscall_tf() saw it at boot */
 
 void trap_db_hazard_stats(struct db_hazard_stats *s)
 {
@@ -174,7 +175,8 @@ void trap_db_hazard_stats(struct db_hazard_stats *s)
  * clears TF through IA32_FMASK, and the CPU decides whether to single-step from the flags
  * after the instruction, so hardware raises no #DB there; Bochs 2.7 decides from the flags
  * before the mask. That trap belongs to no instruction of the kernel: it is counted, named
- * once, and ignored (the BTS model never sees it, so it records nothing for it).
+ * once (by the header when trap_probe_syscall_tf() saw it at boot, here otherwise), and
+ * ignored (the BTS model never sees it, so it records nothing for it).
  * Any other single step here means TF leaked into kernel code running on a foreign stack;
  * like Linux, clear TF, say so once, and go on. Anything else (a breakpoint: btsx sets none)
  * cannot be explained and stops the machine.
@@ -188,7 +190,7 @@ void trap_db_hazard(struct trap_frame *f)
     write_dr6(DR6_RESET);
     f->rflags &= ~RFLAGS_TF;
     if (f->rip == rdmsr(MSR_LSTAR)) {
-        if (db_hazards.syscall_tf++ == 0)
+        if (db_hazards.syscall_tf++ == 0 && !syscall_tf_quirk) /* else the header named it */
             kprintf_diag("quirk: emulator raised #DB after SYSCALL despite FMASK.TF (at %#lx, "
                          "RSP %#lx): ignored",
                          f->rip, f->rsp);
@@ -199,6 +201,46 @@ void trap_db_hazard(struct trap_frame *f)
         kprintf_diag("single step at CPL 0 on a non-kernel stack (RIP %#lx, RSP %#lx): TF "
                      "cleared",
                      f->rip, f->rsp);
+}
+
+extern const char syscall_tf_probe_entry[];
+void syscall_tf_probe(void);
+static volatile unsigned probe_steps;
+
+static void probe_db(struct trap_frame *f)
+{
+    write_dr6(DR6_RESET);
+    if (f->rip == (uint64_t)syscall_tf_probe_entry)
+        probe_steps++;
+    f->rflags &= ~RFLAGS_TF;
+}
+
+void trap_probe_syscall_tf(void)
+{
+    bool irq = irq_enabled();
+    irq_disable();
+    trap_handler_t old = trap_set_handler(VEC_DB, probe_db);
+    uint64_t efer = rdmsr(MSR_EFER), star = rdmsr(MSR_STAR), lstar = rdmsr(MSR_LSTAR),
+             fmask = rdmsr(MSR_FMASK);
+    wrmsr(MSR_STAR, (uint64_t)GDT_KERNEL_CS << 32); /* SYSCALL's CS: the kernel's */
+    wrmsr(MSR_LSTAR, (uint64_t)syscall_tf_probe_entry);
+    wrmsr(MSR_FMASK, RFLAGS_TF | RFLAGS_IF);
+    wrmsr(MSR_EFER, efer | EFER_SCE);
+    probe_steps = 0;
+    syscall_tf_probe();
+    syscall_tf_quirk = probe_steps != 0;
+    wrmsr(MSR_EFER, efer);
+    wrmsr(MSR_FMASK, fmask);
+    wrmsr(MSR_LSTAR, lstar);
+    wrmsr(MSR_STAR, star);
+    trap_set_handler(VEC_DB, old);
+    if (irq)
+        irq_enable();
+}
+
+bool trap_syscall_tf_quirk(void)
+{
+    return syscall_tf_quirk;
 }
 
 void trap_dispatch(struct trap_frame *f);

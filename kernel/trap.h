@@ -91,6 +91,10 @@ struct db_hazard_stats {
     uint64_t foreign_rip;   /* where the last of those was reported */
 };
 void trap_db_hazard_stats(struct db_hazard_stats *s);
+/* At boot, before the scheduler owns the SYSCALL MSRs: does this CPU raise a single-step #DB
+ * after a SYSCALL that IA32_FMASK stripped of TF (Bochs does; hardware does not)? */
+void trap_probe_syscall_tf(void);
+bool trap_syscall_tf_quirk(void);
 
 static inline bool trap_from_user(const struct trap_frame *f)
 {

@@ -24,6 +24,15 @@ extern const char db_foreign_trap[];
 #define SYSTF_OWN_BYTES   8
 #define SYSTF_PATTERN     0x5A
 
+/* Named in the header: traces of user tasks under such a CPU are read in that light. */
+static void db_header(void (*line)(const char *fmt, ...))
+{
+    if (trap_syscall_tf_quirk())
+        line("quirk: emulator raised #DB after SYSCALL despite FMASK.TF (ignored: not a step of "
+             "any code)");
+}
+TEST_HEADER(db_header);
+
 TEST(db, syscall_tf, "SYSCALL with TF set from CPL 3: no #DB on the user's stack, task exits", 0)
 {
     struct db_hazard_stats before, after;
@@ -45,8 +54,12 @@ TEST(db, syscall_tf, "SYSCALL with TF set from CPL 3: no #DB on the user's stack
     for (unsigned i = SYSTF_OWN_BYTES; i < SYSTF_GUARD_BYTES; i++)
         dirty += top[-(int)i - 1] != SYSTF_PATTERN;
     CHECK(dirty == 0, "%u bytes below the user's RSP were written by the kernel", dirty);
+    /* One #DB at the entry exactly where the boot probe saw the quirk, none elsewhere. */
     uint64_t quirks = after.syscall_tf - before.syscall_tf;
-    CHECK(quirks <= 1, "%lu #DBs at the SYSCALL entry for one SYSCALL", quirks);
+    CHECK(quirks == (trap_syscall_tf_quirk() ? 1 : 0),
+          "%lu #DBs at the SYSCALL entry, but the "
+          "boot probe %s the quirk",
+          quirks, trap_syscall_tf_quirk() ? "saw" : "did not see");
     CHECK_EQ(after.foreign_steps, before.foreign_steps);
     test_diag("syscall_tf: %lu single step(s) at the SYSCALL entry (%s)", quirks,
               quirks ? "the emulator quirk" : "FMASK.TF honoured");

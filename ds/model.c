@@ -13,7 +13,6 @@
 #include "kernel/string.h"
 #include "kernel/trap.h"
 
-#define DR6_RESET        0xFFFF0FF0ULL
 #define PAGE_OFFSET_MASK (PAGE_SIZE - 1)
 
 /* What bts_model_write_debugctl() must do with RFLAGS.TF (ds/model.S). */

@@ -1,9 +1,11 @@
 #include "kernel/gdt.h"
 
+#include <stddef.h>
+
 #include "boot/layout.h"
 
 #define TSS_TYPE_AVAILABLE 0x89 /* present, 64-bit TSS (available) */
-#define IST_COUNT          3    /* NMI, #DF, #MC: see kernel/trap.c */
+#define IST_COUNT          4    /* NMI, #DF, #MC, #DB: see kernel/trap.c */
 
 struct tss {
     uint32_t reserved0;
@@ -14,8 +16,11 @@ struct tss {
     uint16_t reserved3, iomap_base;
 } __attribute__((packed));
 
+_Static_assert(offsetof(struct tss, rsp) == TSS_RSP0_OFFSET, "kernel/isr.S reads RSP0 there");
+
 extern uint64_t gdt[GDT_ENTRIES];
-static struct tss tss __attribute__((aligned(16)));
+/* Not static: the #DB entry reads RSP0 (kernel/isr.S). */
+struct tss kernel_tss __attribute__((aligned(16)));
 static uint8_t ist_stacks[IST_COUNT][IST_STACK_SIZE] __attribute__((aligned(16)));
 /* Where traps from user mode land until the scheduler gives each user task its own. */
 static uint8_t rsp0_stack[BOOT_STACK_SIZE] __attribute__((aligned(16)));
@@ -23,11 +28,11 @@ static uint8_t rsp0_stack[BOOT_STACK_SIZE] __attribute__((aligned(16)));
 void gdt_init(void)
 {
     for (unsigned i = 0; i < IST_COUNT; i++)
-        tss.ist[i] = (uint64_t)&ist_stacks[i][IST_STACK_SIZE];
-    tss.rsp[0] = (uint64_t)&rsp0_stack[sizeof(rsp0_stack)];
-    tss.iomap_base = sizeof(tss); /* no I/O bitmap: user mode gets no port access */
+        kernel_tss.ist[i] = (uint64_t)&ist_stacks[i][IST_STACK_SIZE];
+    kernel_tss.rsp[0] = (uint64_t)&rsp0_stack[sizeof(rsp0_stack)];
+    kernel_tss.iomap_base = sizeof(kernel_tss); /* no I/O bitmap: user mode gets no port access */
 
-    uint64_t base = (uint64_t)&tss, limit = sizeof(tss) - 1;
+    uint64_t base = (uint64_t)&kernel_tss, limit = sizeof(kernel_tss) - 1;
     unsigned slot = GDT_TSS / 8;
     gdt[slot] = (limit & 0xFFFF) | ((base & 0xFFFFFF) << 16) |
                 ((uint64_t)TSS_TYPE_AVAILABLE << 40) | (((limit >> 16) & 0xF) << 48) |
@@ -38,5 +43,5 @@ void gdt_init(void)
 
 void tss_set_rsp0(uint64_t rsp0)
 {
-    tss.rsp[0] = rsp0;
+    kernel_tss.rsp[0] = rsp0;
 }

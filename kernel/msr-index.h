@@ -72,7 +72,8 @@
 #define RFLAGS_AC    BIT(18)
 
 /* DR6 */
-#define DR6_BS BIT(14) /* single step */
+#define DR6_BS    BIT(14)    /* single step */
+#define DR6_RESET 0xFFFF0FF0 /* what the handler writes back: no condition pending */
 
 /* CPUID.01H */
 #define CPUID_LEAF_FEATURES      0x1

@@ -8,6 +8,13 @@
 #ifndef BTSX_KERNEL_PAGING_H
 #define BTSX_KERNEL_PAGING_H
 
+#include "kernel/msr-index.h"
+
+/* The user half, usable from assembly too (kernel/isr.S tells kernel stacks from others). */
+#define USER_BASE BIT_ULL(39) /* PML4 slot 1 */
+#define USER_END  BIT_ULL(40)
+
+#ifndef __ASSEMBLER__
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -33,9 +40,6 @@
 #define PF_ERR_U (1u << 2)
 #define PF_ERR_I (1u << 4)
 
-#define USER_BASE 0x0000008000000000ULL /* PML4 slot 1 */
-#define USER_END  0x0000010000000000ULL
-
 struct addr_space {
     uint64_t *pml4;
 };
@@ -54,5 +58,7 @@ int as_map_user(struct addr_space *as, uint64_t va, uint64_t pa, uint64_t flags)
 int as_unmap_user(struct addr_space *as, uint64_t va);
 /* The leaf entry for va, or 0 when unmapped (for tests). */
 uint64_t as_lookup(const struct addr_space *as, uint64_t va);
+
+#endif /* __ASSEMBLER__ */
 
 #endif

@@ -87,6 +87,19 @@ extern trap_fault_hook_t trap_fault_hook;
 typedef bool (*trap_nmi_hook_t)(struct trap_frame *f);
 extern trap_nmi_hook_t trap_nmi_hook;
 
+/* #DBs taken at CPL 0 on a stack that is not the kernel's, handled on the #DB IST stack
+ * (kernel/trap.c, trap_db_hazard). */
+struct db_hazard_stats {
+    uint64_t syscall_tf;    /* single steps at the SYSCALL entry point: the emulator quirk */
+    uint64_t foreign_steps; /* other single steps there (TF leaked into kernel code) */
+    uint64_t foreign_rip;   /* where the last of those was reported */
+};
+void trap_db_hazard_stats(struct db_hazard_stats *s);
+/* At boot, before the scheduler owns the SYSCALL MSRs: does this CPU raise a single-step #DB
+ * after a SYSCALL that IA32_FMASK stripped of TF (Bochs does; hardware does not)? */
+void trap_probe_syscall_tf(void);
+bool trap_syscall_tf_quirk(void);
+
 static inline bool trap_from_user(const struct trap_frame *f)
 {
     return (f->cs & 3) != 0;

@@ -22,6 +22,7 @@
 #include "kernel/printf.h"
 #include "kernel/shutdown.h"
 #include "kernel/string.h"
+#include "kernel/trap.h"
 #include "tests/test.h"
 
 #define CMDLINE_ERR_MAX 160
@@ -96,6 +97,7 @@ void kmain(uint32_t magic, uint64_t info)
     apic_init(options.apic, options.clock);
     nmi_watchdog_init();
     ds_init(&options);
+    trap_probe_syscall_tf(); /* before sched_init() sets up SYSCALL for good */
     sched_init();
     shutdown_set_method(options.exit);
     test_run_all(&options, cmdline, bad ? err : NULL);

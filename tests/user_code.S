@@ -3,6 +3,7 @@
  * USER_CODE_VA by task_create_user(); a label's user address is USER_CODE_VA plus its offset
  * from the program's start, which is how tests/t_sched.c builds expectations.
  */
+#include "kernel/msr-index.h"
 #include "sched/syscall.h"
 
 #define L(name) .globl name; name:
@@ -51,6 +52,39 @@ uc_hello_msg:
     .ascii "hello from CPL 3"
     uc_hello_msg_len = . - uc_hello_msg
 L(uc_hello_end)
+
+/* db.syscall_tf: exit(0) by a SYSCALL that starts with TF set by the POPFQ before it.
+ * IA32_FMASK clears TF, so no single step follows it on hardware. RSP stays at the top of
+ * the stack page; only the PUSHFQ writes below it (one word). */
+L(uc_systf_start)
+    xor %edi, %edi
+    mov $SYS_EXIT, %eax
+    pushfq
+    orq $RFLAGS_TF, (%rsp)
+    popfq
+L(uc_systf_syscall)
+    syscall
+    ud2
+L(uc_systf_end)
+
+/* db.switch_in_user_handler: exit(n + (n-1) + ... + 1), RDI = n, computed with TF set
+ * (the loop of db_step_loop in tests/db_code.S, at CPL 3). */
+L(uc_step_start)
+    mov %rdi, %rcx
+    xor %eax, %eax
+    pushfq
+    orq $RFLAGS_TF, (%rsp)
+    popfq
+1:  add %rcx, %rax
+    dec %rcx
+    jnz 1b
+    pushfq
+    andq $~RFLAGS_TF, (%rsp)
+    popfq
+    mov %rax, %rdi
+    SYSCALL(SYS_EXIT)
+    ud2
+L(uc_step_end)
 
 /* CPL filter and SYSCALL/SYSRET records: a jump, a system call with a short kernel path
  * (the count of its own trace), a jump, exit(0). */

@@ -36,6 +36,8 @@ KSRC := $(wildcard boot/*.S) $(wildcard kernel/*.c) $(wildcard kernel/*.S) \
         $(filter-out tests/t_%,$(sort $(wildcard tests/*.c))) $(SUITES) \
         $(sort $(wildcard tests/*.S))
 KOBJ := $(patsubst %,$(B)/k/%.o,$(KSRC)) $(B)/k/font.o
+# Directories whose files must not reference each other in a loop (tools/check-calls.sh).
+NOLOOP_DIRS := ds
 
 FONT := /usr/share/consolefonts/Lat15-Terminus16.psf.gz
 
@@ -71,13 +73,15 @@ $(B)/k/font.o: $(B)/font.psf
 
 # Two links: the first gives the addresses, the second embeds them as the symbol table.
 # .ksyms is the last segment, so filling it moves nothing; tools/check-syms.sh proves it.
-$(B)/btsx.elf: $(KOBJ) linker.ld tools/mksyms.sh tools/check-syms.sh
+$(B)/btsx.elf: $(KOBJ) linker.ld tools/mksyms.sh tools/check-syms.sh tools/check-calls.sh
 	@echo "  LD      $@"
 	$(Q)$(LD) $(KLDFLAGS) -o $(B)/btsx.pass1.elf $(KOBJ)
 	$(Q)$(NM) -n $(B)/btsx.pass1.elf | sh tools/mksyms.sh > $(B)/syms.S
 	$(Q)$(CC) $(KASFLAGS) -c $(B)/syms.S -o $(B)/syms.o
 	$(Q)$(LD) $(KLDFLAGS) -o $@ $(KOBJ) $(B)/syms.o
 	$(Q)sh tools/check-syms.sh $(NM) $(B)/btsx.pass1.elf $@
+	$(Q)$(foreach d,$(NOLOOP_DIRS),sh tools/check-calls.sh $(NM) $(B)/k/ \
+	    $(filter $(B)/k/$(d)/%,$(KOBJ)) >/dev/null &&) true
 
 # qemu -kernel loads multiboot1 ELF32 images only: same bytes, 32-bit container.
 $(B)/btsx32.elf: $(B)/btsx.elf

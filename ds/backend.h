@@ -12,7 +12,12 @@
 #ifndef BTSX_DS_BACKEND_H
 #define BTSX_DS_BACKEND_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "kernel/cmdline.h"
+
+struct debugctl_layout;
 
 struct bts_backend {
     const char *name;
@@ -39,5 +44,21 @@ void bts_model_write_debugctl(uint64_t v);
 uint64_t bts_model_read_ds_area(void);
 void bts_model_write_ds_area(uint64_t v);
 extern const char bts_model_write_ret[];
+
+/* The choice (ds/backend.c), made by ds_init(); bts_backend(), bts_available() and bts_layout()
+ * in ds/bts.h read it. */
+/* Takes the CPU's layout from the table and picks the model's; returns how, for the header. */
+const char *bts_choose_layouts(enum model_layout_choice want);
+const struct debugctl_layout *bts_cpu_layout(void);
+const struct debugctl_layout *bts_model_layout(void);
+/* The command line's wish against the probe's answer; hw_why becomes the header's reason. */
+void bts_choose_backend(enum backend_choice want, bool hw_ok, const char *hw_why);
+/* No backend at all: every test skips with why (backend=hw on a machine without BTS, or no
+ * memory for the idle DS area). */
+void bts_set_unavailable(const char *why);
+/* Only bts_use_backend() calls this, with recording off and the DS area reloaded after. */
+void bts_set_backend(const struct bts_backend *b);
+/* Composes the header's "# debugctl:" line (bts_layout_reason()). */
+void bts_describe_layouts(const char *model_how);
 
 #endif

@@ -74,7 +74,7 @@ struct bts_status {
     uint64_t spurious_pmis; /* CPU-wide */
 };
 
-/* Backend selection and probe (ds/probe.c). */
+/* Brings the layer up (ds/init.c); the backend choice (ds/backend.c) and the probe (ds/probe.c). */
 void ds_init(const struct btsx_options *opt);
 const struct bts_backend *bts_backend(void);
 /* False when backend=hw was forced on a machine whose probe failed: why is the reason. */
@@ -121,15 +121,27 @@ uint64_t bts_trace_debugctl(const struct bts_trace *t);
 int bts_run(struct bts_trace *t, void (*fn)(void *), void *arg);
 extern const char bts_run_enabled[], bts_run_call[], bts_run_returned[], bts_run_disable[];
 
-/* The context-switch hook (the scheduler calls it; ds/ never includes sched/). */
-void ds_switch(struct bts_trace *prev, struct bts_trace *next);
+/* The context-switch hook (the scheduler calls it; ds/ never includes sched/): prev's
+ * departure, next's DS area and arrival, with only the register writes and timestamps the two
+ * traces' states need. A switch between untraced tasks while no trace is loaded (the idle DS
+ * area in place, recording off) has nothing to do, and is decided here, inline, so that it
+ * costs the scheduler no call. */
+extern struct bts_trace *ds_loaded; /* ds/trace.c's: read it here and through bts_current() */
+void ds_switch_traces(struct bts_trace *prev, struct bts_trace *next);
+static inline void ds_switch(struct bts_trace *prev, struct bts_trace *next)
+{
+    if (prev || next || ds_loaded)
+        ds_switch_traces(prev, next);
+}
 
-/* The threshold interrupt (ds/pmi.c). */
-void bts_pmi_init(bool nmi);
+/* Threshold interrupts that found no trace at its threshold, CPU-wide (ds/trace.c). */
 uint64_t bts_spurious_pmis(void);
 /* Moves what the hardware buffer holds into t's ring (recording must be off). In the threshold
  * interrupt (in_pmi) a full stream ring waits for the tracer; elsewhere what does not fit
  * stays in the hardware buffer for the next drain. */
 void bts_drain_hw(struct bts_trace *t, bool in_pmi);
+
+/* The threshold interrupt (ds/pmi.c): its handler on the PMI vector or NMI, LVT PC set up. */
+void bts_pmi_init(bool nmi);
 
 #endif

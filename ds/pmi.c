@@ -1,64 +1,18 @@
 /*
  * The threshold interrupt, one handler for both backends (docs/hardware.md §5): stop
- * recording, drain base..index into the current trace's ring under its policy, reset the
+ * recording, drain base..index into the loaded trace's ring under its policy, reset the
  * index, unmask LVT PC (the CPU masked it when it delivered), EOI for fixed delivery, restart.
  * "The only surefire way of knowing this PMI is ours": the index has reached the threshold.
- * Anything else is counted as spurious and otherwise ignored.
+ * Anything else is counted as spurious and otherwise ignored. The trace's part (which PMI is
+ * ours, the buffer policy) is ds/trace.c's bts_threshold(); this file owns the delivery.
  */
 #include "ds/backend.h"
 #include "ds/bts.h"
+#include "ds/trace.h"
 #include "kernel/apic.h"
-#include "kernel/string.h"
 #include "kernel/trap.h"
 
 static bool nmi_delivery;
-static uint64_t spurious;
-
-uint64_t bts_spurious_pmis(void)
-{
-    return spurious;
-}
-
-void bts_drain_hw(struct bts_trace *t, bool in_pmi)
-{
-    uint64_t n;
-    if (ds_pending(t->ds, &n) != 0) {
-        /* A corrupted index must not be trusted: nothing is copied from it. */
-        t->ring.lost++;
-        t->ds->bts_index = t->ds->bts_base;
-        return;
-    }
-    struct bts_record *src = (struct bts_record *)t->ds->bts_base;
-    t->draining = true;
-    uint64_t done = ring_append(&t->ring, src, n);
-    while (in_pmi && done < n && t->cfg.policy == BTS_POLICY_STREAM && t->on_full) {
-        /* Stream: never drop. The tracer makes room, then the rest goes in. */
-        t->stream_waits++;
-        if (t->on_full(t, t->cb_arg) != 0)
-            break;
-        uint64_t more = ring_append(&t->ring, src + done, n - done);
-        if (more == 0)
-            break;
-        done += more;
-    }
-    uint64_t left = n - done;
-    if (left && t->cfg.policy == BTS_POLICY_STREAM && !in_pmi) {
-        /* Outside the interrupt (a tracer reading, a switch) nobody is waited for: what does
-         * not fit stays in the hardware buffer, oldest first, for the next drain. */
-        memmove(src, src + done, left * BTS_RECORD_SIZE);
-        t->ds->bts_index = t->ds->bts_base + left * BTS_RECORD_SIZE;
-    } else {
-        if (left && t->cfg.policy == BTS_POLICY_STREAM)
-            t->ring.lost += left; /* no tracer made room: counted, never silent */
-        t->ds->bts_index = t->ds->bts_base;
-    }
-    t->draining = false;
-    if (t->cfg.policy == BTS_POLICY_STOP && t->ring.overflowed && !t->stopped) {
-        t->stopped = true;
-        if (t->on_stop)
-            t->on_stop(t, t->cb_arg);
-    }
-}
 
 static void bts_pmi(struct trap_frame *f)
 {
@@ -67,18 +21,7 @@ static void bts_pmi(struct trap_frame *f)
     bool usable = bts_available(NULL);
     if (usable)
         b->write_debugctl(0); /* 1. stop recording (first: the handler itself is not traced) */
-    struct bts_trace *t = usable ? bts_current() : NULL;
-    if (t && t->configured && t->cfg.mode == BTS_MODE_INTERRUPT &&
-        t->ds->bts_index >= t->ds->bts_thresh) {
-        uint64_t at = (t->ds->bts_index - t->ds->bts_base) / BTS_RECORD_SIZE;
-        if (t->pmis++ == 0 || at < t->pmi_at_min)
-            t->pmi_at_min = at;
-        if (at > t->pmi_at_max)
-            t->pmi_at_max = at;
-        bts_drain_hw(t, true); /* 2-4. copy, reset, policy */
-    } else {
-        spurious++;
-    }
+    struct bts_trace *t = bts_threshold(); /* 2-4. copy, reset, policy */
     apic_write(APIC_LVT_PC, apic_read(APIC_LVT_PC) & ~APIC_LVT_MASKED); /* 5. */
     if (!nmi_delivery)
         apic_eoi(); /* 6. fixed delivery only */

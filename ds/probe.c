@@ -1,59 +1,33 @@
 /*
- * Choosing the backend. The hardware probe trusts nothing (docs/hardware.md §1): CPUID, then
- * MISC_ENABLE, then a #GP-safe DEBUGCTL write read back, and finally one known branch that
- * must produce one correct record: Bochs claims DS in CPUID and drops the writes, QEMU TCG
- * reports MISC_ENABLE.BTS_UNAVAILABLE=0, KVM raises #GP. The first step that fails is the
- * reason, with its register and value. The DEBUGCTL bits it writes come from the CPU's row of
- * the layout table (ds/debugctl.h): a Pentium 4 has TR and BTS where a Core has other bits.
+ * What this CPU's BTS can be trusted with: the hardware probe and the errata table. The probe
+ * trusts nothing (docs/hardware.md §1): CPUID, then MISC_ENABLE, then a #GP-safe DEBUGCTL
+ * write read back, and finally one known branch that must produce one correct record: Bochs
+ * claims DS in CPUID and drops the writes, QEMU TCG reports MISC_ENABLE.BTS_UNAVAILABLE=0, KVM
+ * raises #GP. The first step that fails is the reason, with its register and value. The
+ * DEBUGCTL bits it writes come from the CPU's row of the layout table (ds/debugctl.h): a
+ * Pentium 4 has TR and BTS where a Core has other bits. The errata table lives here too: like
+ * the probe, it says from CPUID what this CPU's records can be trusted with. Choosing a backend
+ * from the answer is ds/backend.c's job, and ds/init.c asks both.
  */
+#include "ds/probe.h"
+
 #include "ds/backend.h"
 #include "ds/bts.h"
 #include "ds/debugctl.h"
-#include "ds/model.h"
-#include "kernel/cmdline.h"
 #include "kernel/cpu.h"
 #include "kernel/mem.h"
 #include "kernel/printf.h"
 #include "kernel/string.h"
 
-#define REASON_LEN    160
 #define PROBE_RECORDS 16
-#define IDLE_RECORDS  BTS_MIN_RECORDS
 
-struct ds_area *ds_idle_area;
-static const struct bts_backend *backend = &bts_backend_model;
-static bool available = true, hw_ok;
-static char reason[REASON_LEN], hw_why[REASON_LEN], layout_why[2 * REASON_LEN];
-/* The CPU's DEBUGCTL layout (NULL: the table knows none) and the one the model interprets. */
-static const struct debugctl_layout *cpu_layout, *model_layout = &debugctl_core;
+static bool hw_ok;
+static char hw_why[BTS_REASON_LEN];
+/* The layout the probe writes: the CPU's row of the table. */
+static const struct debugctl_layout *cpu_layout;
 
 extern const char bts_probe_jmp[], bts_probe_target[];
 void bts_probe_code(void);
-
-const struct bts_backend *bts_backend(void)
-{
-    return backend;
-}
-const char *bts_backend_reason(void)
-{
-    return reason;
-}
-
-const struct debugctl_layout *bts_layout(void)
-{
-    return backend == &bts_backend_hw ? cpu_layout : model_layout;
-}
-const char *bts_layout_reason(void)
-{
-    return layout_why;
-}
-
-bool bts_available(const char **why)
-{
-    if (why)
-        *why = reason;
-    return available;
-}
 
 bool bts_hw_probe_passed(const char **why)
 {
@@ -169,88 +143,10 @@ const char *bts_errata(void)
     return NULL;
 }
 
-int bts_use_backend(const struct bts_backend *b)
+bool bts_probe_hw(const struct debugctl_layout *layout, const char **why)
 {
-    struct bts_trace *t = bts_current();
-    if (t && t->enabled)
-        return E_BUSY;
-    backend->write_debugctl(0);
-    backend->write_ds_area(0);
-    backend = b;
-    backend->write_ds_area((uint64_t)(t ? t->ds : ds_idle_area));
-    return 0;
-}
-
-/* The model's layout: the one asked for, else the CPU's, else the architectural Core layout
- * (the table has none for other vendors, yet the model needs bits to interpret). Returns how
- * it was chosen, for the header. */
-static const char *choose_layouts(enum model_layout_choice want)
-{
-    cpu_layout = debugctl_layout_for(cpu_caps.vendor, cpu_caps.family);
-    if (want == MODEL_LAYOUT_CORE) {
-        model_layout = &debugctl_core;
-        return "model.layout=core";
-    }
-    if (want == MODEL_LAYOUT_NETBURST) {
-        model_layout = &debugctl_netburst;
-        return "model.layout=netburst";
-    }
-    model_layout = cpu_layout ? cpu_layout : &debugctl_core;
-    return cpu_layout ? "model.layout=auto: the CPU's"
-                      : "model.layout=auto: core, the CPU has none";
-}
-
-static void describe_layouts(const char *model_how)
-{
-    const struct debugctl_layout *l = bts_layout();
-    char used[REASON_LEN] = "no layout: nothing is written";
-    if (l)
-        ksnprintf(used, sizeof(used), "%s (TR %u, BTS %u, BTINT %u, BTS_OFF_OS %u, BTS_OFF_USR %u)",
-                  l->name, __builtin_ctzll(l->tr), __builtin_ctzll(l->bts),
-                  __builtin_ctzll(l->btint), __builtin_ctzll(l->bts_off_os),
-                  __builtin_ctzll(l->bts_off_usr));
-    ksnprintf(layout_why, sizeof(layout_why),
-              "%s for the %s; table: %s for %s family %#x; model: %s (%s)", used, backend->name,
-              cpu_layout ? cpu_layout->name : "none", cpu_caps.vendor, cpu_caps.family,
-              model_layout->name, model_how);
-}
-
-void ds_init(const struct btsx_options *opt)
-{
-    const char *model_how = choose_layouts(opt->model_layout);
-    model_set_layout(model_layout);
-    bool irq = irq_enabled();
-    irq_disable();
+    cpu_layout = layout;
     hw_ok = probe_hw();
-    if (irq)
-        irq_enable();
-
-    switch (opt->backend) {
-    case BACKEND_AUTO:
-        backend = hw_ok ? &bts_backend_hw : &bts_backend_model;
-        ksnprintf(reason, sizeof(reason), "%s", hw_why);
-        break;
-    case BACKEND_HW:
-        backend = &bts_backend_hw;
-        available = hw_ok;
-        ksnprintf(reason, sizeof(reason), "backend=hw: %s", hw_why);
-        break;
-    case BACKEND_MODEL:
-        backend = &bts_backend_model;
-        ksnprintf(reason, sizeof(reason), "backend=model; hardware: %s", hw_why);
-        break;
-    }
-
-    /* The untraced state: a valid DS area with a minimal buffer and recording off. */
-    uint64_t page = pages_alloc(2);
-    if (page) {
-        ds_idle_area = (struct ds_area *)page;
-        ds_layout_bts(ds_idle_area, page + PAGE_SIZE, IDLE_RECORDS * BTS_RECORD_SIZE,
-                      BTS_THRESH_CIRCULAR, BTS_MODE_CIRCULAR);
-    }
-    describe_layouts(model_how);
-    model_init();
-    bts_pmi_init(opt->pmi == PMI_NMI);
-    if (available)
-        backend->write_ds_area((uint64_t)ds_idle_area);
+    *why = hw_why;
+    return hw_ok;
 }

@@ -1,8 +1,11 @@
 /*
- * Traces: their memory, validation, loading on the CPU, and the tracer's read side.
+ * Traces: their memory, validation, loading on the CPU (the DS switch and the idle DS area),
+ * the buffer policy that moves hardware records into the ring, and the tracer's read side.
  * States of a trace: unconfigured -> configured (memory held) -> attached (its DS area is in
  * IA32_DS_AREA) -> enabled (DEBUGCTL records) -> [stopped by the stop policy] -> released.
  */
+#include "ds/trace.h"
+
 #include "ds/backend.h"
 #include "ds/bts.h"
 #include "ds/debugctl.h"
@@ -13,9 +16,14 @@
 #include "kernel/string.h"
 
 #define VALIDATE_BASE 0x100000ULL /* any canonical, aligned address: layout checks only */
+#define IDLE_RECORDS  BTS_MIN_RECORDS
 
-static struct bts_trace *current;
+/* The trace whose DS area IA32_DS_AREA holds (NULL: the idle area). Not the scheduler's
+ * current task: a test can attach a trace that no task owns. */
+struct bts_trace *ds_loaded;
+static struct ds_area *idle_area;
 static uint64_t quota = BTS_QUOTA_BYTES_DEFAULT;
+static uint64_t spurious;
 
 int bts_call_traced(uint64_t debugctl, void (*fn)(void *), void *arg, void (*wr)(uint64_t));
 
@@ -25,7 +33,52 @@ void bts_set_quota(uint64_t bytes)
 }
 struct bts_trace *bts_current(void)
 {
-    return current;
+    return ds_loaded;
+}
+
+uint64_t bts_spurious_pmis(void)
+{
+    return spurious;
+}
+
+int ds_idle_init(void)
+{
+    uint64_t page = pages_alloc(2);
+    if (!page)
+        return E_NOMEM;
+    idle_area = (struct ds_area *)page;
+    return ds_layout_bts(idle_area, page + PAGE_SIZE, IDLE_RECORDS * BTS_RECORD_SIZE,
+                         BTS_THRESH_CIRCULAR, BTS_MODE_CIRCULAR);
+}
+
+void ds_idle_load(void)
+{
+    bts_backend()->write_ds_area((uint64_t)idle_area);
+}
+
+/* The DS area the CPU holds while t is loaded. */
+static uint64_t area_of(const struct bts_trace *t)
+{
+    return (uint64_t)(t ? t->ds : idle_area);
+}
+
+/* Whether DEBUGCTL records while t is loaded: what the tracer asked for, unless the stop
+ * policy ended it. */
+static bool records(const struct bts_trace *t)
+{
+    return t && t->enabled && !t->stopped;
+}
+
+int bts_use_backend(const struct bts_backend *b)
+{
+    if (ds_loaded && ds_loaded->enabled)
+        return E_BUSY;
+    const struct bts_backend *old = bts_backend();
+    old->write_debugctl(0);
+    old->write_ds_area(0);
+    bts_set_backend(b);
+    b->write_ds_area(area_of(ds_loaded));
+    return 0;
 }
 
 static uint64_t pages_for(uint64_t bytes)
@@ -95,7 +148,7 @@ int bts_configure(struct bts_trace *t, const struct bts_config *cfg)
     int err = validate(cfg, &bytes);
     if (err)
         return err;
-    if (t == current && t->enabled)
+    if (t == ds_loaded && t->enabled)
         return E_BUSY; /* reconfigure only while not recording */
 
     /* Build the new trace aside; the old one stays intact until this cannot fail. */
@@ -122,8 +175,8 @@ int bts_configure(struct bts_trace *t, const struct bts_config *cfg)
         ring_init(&n.ring, ring, cfg->ring_records, cfg->policy);
     n.bytes = bytes;
 
-    bool was_current = t == current;
-    if (was_current)
+    bool was_loaded = t == ds_loaded;
+    if (was_loaded)
         bts_backend()->write_ds_area((uint64_t)n.ds);
     free_memory(t);
     *t = n;
@@ -132,7 +185,7 @@ int bts_configure(struct bts_trace *t, const struct bts_config *cfg)
 
 void bts_release(struct bts_trace *t)
 {
-    if (t == current)
+    if (t == ds_loaded)
         bts_detach();
     free_memory(t);
     *t = (struct bts_trace){0};
@@ -149,13 +202,13 @@ int bts_attach(struct bts_trace *t)
 {
     if (!t || !t->configured)
         return E_STATE;
-    ds_switch(current, t);
+    ds_switch(ds_loaded, t);
     return 0;
 }
 
 void bts_detach(void)
 {
-    ds_switch(current, NULL);
+    ds_switch(ds_loaded, NULL);
 }
 
 /* A trace that is not loaded only changes state: ds_switch() applies it when its task runs. */
@@ -166,7 +219,7 @@ int bts_enable(struct bts_trace *t)
     if (t->stopped)
         return E_OVERFLOW; /* the stop policy ended it: clear first */
     t->enabled = true;
-    if (t == current)
+    if (t == ds_loaded)
         bts_backend()->write_debugctl(debugctl_for(&t->cfg));
     return 0;
 }
@@ -175,15 +228,73 @@ int bts_disable(struct bts_trace *t)
 {
     if (!t->configured)
         return E_STATE;
-    if (t == current)
+    if (t == ds_loaded)
         bts_backend()->write_debugctl(0);
     t->enabled = false;
     return 0;
 }
 
+void bts_drain_hw(struct bts_trace *t, bool in_pmi)
+{
+    uint64_t n;
+    if (ds_pending(t->ds, &n) != 0) {
+        /* A corrupted index must not be trusted: nothing is copied from it. */
+        t->ring.lost++;
+        t->ds->bts_index = t->ds->bts_base;
+        return;
+    }
+    struct bts_record *src = (struct bts_record *)t->ds->bts_base;
+    t->draining = true;
+    uint64_t done = ring_append(&t->ring, src, n);
+    while (in_pmi && done < n && t->cfg.policy == BTS_POLICY_STREAM && t->on_full) {
+        /* Stream: never drop. The tracer makes room, then the rest goes in. */
+        t->stream_waits++;
+        if (t->on_full(t, t->cb_arg) != 0)
+            break;
+        uint64_t more = ring_append(&t->ring, src + done, n - done);
+        if (more == 0)
+            break;
+        done += more;
+    }
+    uint64_t left = n - done;
+    if (left && t->cfg.policy == BTS_POLICY_STREAM && !in_pmi) {
+        /* Outside the interrupt (a tracer reading, a switch) nobody is waited for: what does
+         * not fit stays in the hardware buffer, oldest first, for the next drain. */
+        memmove(src, src + done, left * BTS_RECORD_SIZE);
+        t->ds->bts_index = t->ds->bts_base + left * BTS_RECORD_SIZE;
+    } else {
+        if (left && t->cfg.policy == BTS_POLICY_STREAM)
+            t->ring.lost += left; /* no tracer made room: counted, never silent */
+        t->ds->bts_index = t->ds->bts_base;
+    }
+    t->draining = false;
+    if (t->cfg.policy == BTS_POLICY_STOP && t->ring.overflowed && !t->stopped) {
+        t->stopped = true;
+        if (t->on_stop)
+            t->on_stop(t, t->cb_arg);
+    }
+}
+
+struct bts_trace *bts_threshold(void)
+{
+    struct bts_trace *t = bts_available(NULL) ? ds_loaded : NULL;
+    if (t && t->configured && t->cfg.mode == BTS_MODE_INTERRUPT &&
+        t->ds->bts_index >= t->ds->bts_thresh) {
+        uint64_t at = (t->ds->bts_index - t->ds->bts_base) / BTS_RECORD_SIZE;
+        if (t->pmis++ == 0 || at < t->pmi_at_min)
+            t->pmi_at_min = at;
+        if (at > t->pmi_at_max)
+            t->pmi_at_max = at;
+        bts_drain_hw(t, true);
+    } else {
+        spurious++;
+    }
+    return t;
+}
+
 int bts_run(struct bts_trace *t, void (*fn)(void *), void *arg)
 {
-    if (!t->configured || t != current)
+    if (!t->configured || t != ds_loaded)
         return E_STATE;
     if (t->stopped)
         return E_OVERFLOW;
@@ -201,7 +312,7 @@ static void flush(struct bts_trace *t)
     /* From the stream policy's callback the hardware buffer is being drained already. */
     if (t->cfg.mode != BTS_MODE_INTERRUPT || t->draining)
         return;
-    bool live = t == current && t->enabled;
+    bool live = t == ds_loaded && t->enabled;
     bool irq = irq_enabled();
     irq_disable();
     if (live)
@@ -330,7 +441,7 @@ int bts_clear(struct bts_trace *t)
 {
     if (!t->configured)
         return E_STATE;
-    bool live = t == current && t->enabled;
+    bool live = t == ds_loaded && t->enabled;
     if (live)
         bts_backend()->write_debugctl(0);
     memset(t->buf, 0, (uint64_t)t->cfg.hw_records * BTS_RECORD_SIZE);
@@ -382,20 +493,22 @@ static void timestamp(struct bts_trace *t, enum bts_qualifier q)
     }
 }
 
-extern struct ds_area *ds_idle_area;
-
-void ds_switch(struct bts_trace *prev, struct bts_trace *next)
+/* Only what the two traces' states need (ds_switch() in ds/bts.h does not even call this for
+ * two untraced tasks with nothing loaded). */
+void ds_switch_traces(struct bts_trace *prev, struct bts_trace *next)
 {
-    const struct bts_backend *b = bts_backend();
     if (!bts_available(NULL)) {
-        current = next; /* backend=hw without BTS: never touch the MSRs */
+        ds_loaded = next; /* backend=hw without BTS: never touch the MSRs */
         return;
     }
-    b->write_debugctl(0);                                         /* 1. */
-    timestamp(prev, BTS_Q_DEPART);                                /* 2. */
-    b->write_ds_area((uint64_t)(next ? next->ds : ds_idle_area)); /* 3. */
-    current = next;
+    const struct bts_backend *b = bts_backend();
+    if (records(ds_loaded))
+        b->write_debugctl(0);      /* 1. recording off */
+    timestamp(prev, BTS_Q_DEPART); /* 2. */
+    if (next != ds_loaded)
+        b->write_ds_area(area_of(next)); /* 3. the next trace's area, or the idle one */
+    ds_loaded = next;
     timestamp(next, BTS_Q_ARRIVE); /* 4. */
-    if (next && next->enabled && !next->stopped)
-        b->write_debugctl(debugctl_for(&next->cfg)); /* 5. */
+    if (records(next))
+        b->write_debugctl(debugctl_for(&next->cfg)); /* 5. recording on */
 }

@@ -71,7 +71,8 @@ struct bts_status {
     uint64_t count; /* records available to get/drain */
     uint64_t lost;
     uint64_t pmis, stream_waits;
-    uint64_t spurious_pmis; /* CPU-wide */
+    uint64_t pmi_at_min, pmi_at_max; /* records pending when a PMI came, extremes */
+    uint64_t spurious_pmis;          /* CPU-wide */
 };
 
 /* Brings the layer up (ds/init.c); the backend choice (ds/backend.c) and the probe (ds/probe.c). */
@@ -136,12 +137,5 @@ static inline void ds_switch(struct bts_trace *prev, struct bts_trace *next)
 
 /* Threshold interrupts that found no trace at its threshold, CPU-wide (ds/trace.c). */
 uint64_t bts_spurious_pmis(void);
-/* Moves what the hardware buffer holds into t's ring (recording must be off). In the threshold
- * interrupt (in_pmi) a full stream ring waits for the tracer; elsewhere what does not fit
- * stays in the hardware buffer for the next drain. */
-void bts_drain_hw(struct bts_trace *t, bool in_pmi);
-
-/* The threshold interrupt (ds/pmi.c): its handler on the PMI vector or NMI, LVT PC set up. */
-void bts_pmi_init(bool nmi);
 
 #endif

@@ -6,6 +6,7 @@
 #include "ds/backend.h"
 #include "ds/bts.h"
 #include "ds/model.h"
+#include "ds/pmi.h"
 #include "ds/probe.h"
 #include "ds/trace.h"
 #include "kernel/cmdline.h"

@@ -4,10 +4,8 @@
  * here, the instruction after POPFQ (the RET at bts_model_write_ret) is the first one stepped:
  * like WRMSR;RET on hardware, the first record is that RET.
  */
+#include "ds/model_tf.h"
 #include "kernel/msr-index.h"
-
-#define TF_SET   1
-#define TF_CLEAR 0
 
     .text
     .globl bts_model_write_debugctl, bts_model_write_ret

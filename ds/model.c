@@ -1,6 +1,7 @@
 #include "ds/model.h"
 
 #include "ds/backend.h"
+#include "ds/model_tf.h"
 #include "ds/debugctl.h"
 #include "ds/decode.h"
 #include "ds/layout.h"
@@ -15,9 +16,6 @@
 
 #define PAGE_OFFSET_MASK (PAGE_SIZE - 1)
 
-/* What bts_model_write_debugctl() must do with RFLAGS.TF (ds/model.S). */
-enum { TF_CLEAR = 0, TF_SET = 1, TF_LEAVE = 2 };
-
 /* The shadow registers. The shadow DEBUGCTL means what the layout says, as on a CPU of that
  * layout: the model implements its TR, BTS, BTINT, BTS_OFF_OS and BTS_OFF_USR; other bits
  * read back as written and do nothing. */
@@ -29,8 +27,6 @@ static const struct debugctl_layout *layout = &debugctl_core;
 static uint64_t prev_rip;
 static bool prev_valid;
 static struct model_stats stats;
-static bool bare_mode;
-static uint64_t bare_steps;
 
 uint64_t bts_model_read_debugctl(void)
 {
@@ -229,10 +225,6 @@ static void model_db(struct trap_frame *f)
         return;
     }
     stats.steps++;
-    if (bare_mode) {
-        bare_steps++;
-        return;
-    }
     if (!recording()) {
         f->rflags &= ~RFLAGS_TF; /* a stale TF: stop stepping */
         prev_valid = false;
@@ -295,8 +287,9 @@ static MODEL_HOOK void model_syscall_entry(uint64_t from, uint64_t to, uint64_t 
 /* SYSRET: stop stepping the kernel, record the return, step the user side on. */
 static MODEL_HOOK void model_syscall_exit(uint64_t from, uint64_t to, uint64_t *user_rflags)
 {
-    prev_valid = false;
     bts_model_tf_off();
+    /* TF was still set when tf_off's POPFQ began, so a #DB followed it and left prev_rip at
+     * tf_off's RET: forget it. (The steps before, in the hooks, are never recorded.) */
     prev_valid = false;
     if (!recording()) {
         *user_rflags &= ~RFLAGS_TF;
@@ -317,24 +310,7 @@ void model_init(void)
     syscall_exit_hook = model_syscall_exit;
 }
 
-void model_reset(void)
-{
-    bts_model_debugctl = 0;
-    prev_valid = false;
-    bare_mode = false;
-}
-
 void model_get_stats(struct model_stats *s)
 {
     *s = stats;
-}
-
-uint64_t model_bare_step_count(void)
-{
-    return bare_steps;
-}
-void model_bare_stepping(bool on)
-{
-    bare_mode = on;
-    bare_steps = 0;
 }

@@ -9,7 +9,6 @@
 #ifndef BTSX_DS_MODEL_H
 #define BTSX_DS_MODEL_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 struct model_stats {
@@ -27,13 +26,7 @@ void model_set_layout(const struct debugctl_layout *l);
 
 /* Installs the #DB handler and the trap hooks. */
 void model_init(void);
+/* The model's event counters since boot (a user compares two readings). */
 void model_get_stats(struct model_stats *s);
-/* Drops any recording state (after a test): shadow DEBUGCTL off, TF off. */
-void model_reset(void);
-
-/* A bare single-step trap with no model work, for the cost benchmark: steps `n` instructions
- * of fn's loop with only counting in the #DB handler. */
-uint64_t model_bare_step_count(void);
-void model_bare_stepping(bool on);
 
 #endif

@@ -8,6 +8,7 @@
  */
 #include "ds/backend.h"
 #include "ds/bts.h"
+#include "ds/pmi.h"
 #include "ds/trace.h"
 #include "kernel/apic.h"
 #include "kernel/trap.h"

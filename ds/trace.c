@@ -234,7 +234,10 @@ int bts_disable(struct bts_trace *t)
     return 0;
 }
 
-void bts_drain_hw(struct bts_trace *t, bool in_pmi)
+/* Moves what the hardware buffer holds into t's ring (recording must be off). In the threshold
+ * interrupt (in_pmi) a full stream ring waits for the tracer; elsewhere what does not fit
+ * stays in the hardware buffer for the next drain. */
+static void bts_drain_hw(struct bts_trace *t, bool in_pmi)
 {
     uint64_t n;
     if (ds_pending(t->ds, &n) != 0) {
@@ -468,6 +471,8 @@ int bts_status(struct bts_trace *t, struct bts_status *st)
         .lost = t->ring.rec ? t->ring.lost : 0,
         .pmis = t->pmis,
         .stream_waits = t->stream_waits,
+        .pmi_at_min = t->pmi_at_min,
+        .pmi_at_max = t->pmi_at_max,
         .spurious_pmis = bts_spurious_pmis(),
     };
     return 0;

@@ -1,7 +1,6 @@
 #include "tests/btscheck.h"
 
 #include "ds/backend.h"
-#include "ds/model.h"
 #include "kernel/apic.h"
 #include "kernel/errno.h"
 #include "kernel/symbols.h"
@@ -179,6 +178,11 @@ bool in_traced_code(uint64_t a)
     return a >= (uint64_t)_traced_code_start && a < (uint64_t)_traced_code_end;
 }
 
+struct ds_area *loaded_ds_area(void)
+{
+    return (struct ds_area *)bts_backend()->read_ds_area();
+}
+
 int64_t trace_collect_code(struct bts_trace *t, struct bts_record *out, size_t max)
 {
     int64_t n = trace_collect(t, out, max);
@@ -196,12 +200,11 @@ static void bts_test_cleanup(void)
 {
     if (!bts_available(NULL))
         return;
-    bts_backend()->write_debugctl(0);
+    bts_backend()->write_debugctl(0); /* also for a test that wrote DEBUGCTL itself */
     struct bts_trace *t = bts_current();
     if (t)
-        t->enabled = false;
+        bts_disable(t);
     bts_detach();
-    model_reset();
     apic_write(APIC_LVT_PC, apic_read(APIC_LVT_PC) & ~APIC_LVT_MASKED);
 }
 TEST_CLEANUP(bts_test_cleanup);

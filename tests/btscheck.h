@@ -51,6 +51,9 @@ bool exp_match(const struct bts_record *got, size_t ngot, const struct expect *e
 bool bts_require(void);
 /* Configures and attaches a trace, failing the test with the error if that fails. */
 bool trace_setup(struct bts_trace *t, const struct bts_config *cfg);
+/* The DS area the backend's IA32_DS_AREA points at: the loaded trace's, as the CPU sees it
+ * (and writes it: a test may play the CPU). */
+struct ds_area *loaded_ds_area(void);
 void trace_teardown(struct bts_trace *t);
 /* Everything the trace holds, oldest first. */
 int64_t trace_collect(struct bts_trace *t, struct bts_record *out, size_t max);

@@ -54,7 +54,8 @@ static void circular_case(uint32_t n)
     if (k >= 0)
         exp_match(got, (size_t)k, &tail);
     /* The index has wrapped to where the next record of the sequence would go. */
-    CHECK_EQ(t.ds->bts_index, t.ds->bts_base + (all.n % n) * BTS_RECORD_SIZE);
+    const struct ds_area *ds = loaded_ds_area();
+    CHECK_EQ(ds->bts_index, ds->bts_base + (all.n % n) * BTS_RECORD_SIZE);
     trace_teardown(&t);
 }
 
@@ -74,7 +75,8 @@ TEST(ds, circular_min, "the 2-record minimum buffer works, 1 record is refused",
     struct bts_trace t = {0};
     struct bts_config cfg = cfg_circular(1, BTS_CPL_KERNEL);
     CHECK_EQ(bts_configure(&t, &cfg), E_RANGE);
-    CHECK(!t.configured, "a refused configuration left the trace configured");
+    struct bts_status st;
+    CHECK(bts_status(&t, &st) == E_STATE, "a refused configuration left the trace configured");
 }
 
 /* Interrupt mode: the PMI count and where each PMI finds the index. */
@@ -94,22 +96,27 @@ static void pmi_case(uint32_t n, uint32_t thresh)
 
     uint64_t spurious = bts_spurious_pmis();
     bts_run(&t, (void (*)(void *))tc_chain, NULL);
-    test_info("N=%u threshold=%u: %lu PMIs, expected %lu", n, thresh, t.pmis, pmis);
+    struct bts_status st;
+    if (!CHECK_EQ(bts_status(&t, &st), 0)) {
+        trace_teardown(&t);
+        return;
+    }
+    test_info("N=%u threshold=%u: %lu PMIs, expected %lu", n, thresh, st.pmis, pmis);
     CHECK_EQ(bts_spurious_pmis(), spurious);
     if (bts_backend() == &bts_backend_hw) {
         /* Hardware also records the handler's branches and may deliver late (skid): the
          * count and the landing index are reported, and must at least reach the threshold. */
-        CHECK(t.pmis > 0 && t.pmi_at_min >= thresh, "N=%u threshold=%u: %lu PMIs, first at %lu", n,
-              thresh, t.pmis, t.pmi_at_min);
-        test_diag("hardware: %lu PMIs (the model: %lu), index at %lu..%lu records", t.pmis, pmis,
-                  t.pmi_at_min, t.pmi_at_max);
+        CHECK(st.pmis > 0 && st.pmi_at_min >= thresh, "N=%u threshold=%u: %lu PMIs, first at %lu",
+              n, thresh, st.pmis, st.pmi_at_min);
+        test_diag("hardware: %lu PMIs (the model: %lu), index at %lu..%lu records", st.pmis, pmis,
+                  st.pmi_at_min, st.pmi_at_max);
         trace_teardown(&t);
         return;
     }
-    CHECK(t.pmis == pmis, "N=%u threshold=%u: %lu PMIs, expected %lu", n, thresh, t.pmis, pmis);
-    CHECK(t.pmi_at_min == at_entry && t.pmi_at_max == at_entry,
-          "PMIs found the index at %lu..%lu records, expected %lu (threshold %u%s)", t.pmi_at_min,
-          t.pmi_at_max, at_entry, thresh, pmi_is_nmi() ? "" : " + the PMI's own entry record");
+    CHECK(st.pmis == pmis, "N=%u threshold=%u: %lu PMIs, expected %lu", n, thresh, st.pmis, pmis);
+    CHECK(st.pmi_at_min == at_entry && st.pmi_at_max == at_entry,
+          "PMIs found the index at %lu..%lu records, expected %lu (threshold %u%s)", st.pmi_at_min,
+          st.pmi_at_max, at_entry, thresh, pmi_is_nmi() ? "" : " + the PMI's own entry record");
     int64_t k = trace_collect_code(&t, got, MAX_RECORDS);
     if (k >= 0)
         exp_match(got, (size_t)k, &e);
@@ -149,7 +156,7 @@ TEST(ds, disable_enable_clear, "disable stops at once, enable resumes, clear emp
     /* Traced, untraced, traced: only the two traced runs appear, nothing in between. */
     bts_run(&t, (void (*)(void *))tc_chain, NULL);
     ((void (*)(void))tc_chain)();
-    CHECK_EQ(t.ds->bts_index, t.ds->bts_base);
+    CHECK_EQ(loaded_ds_area()->bts_index, loaded_ds_area()->bts_base);
     bts_run(&t, (void (*)(void *))tc_chain, NULL);
     int64_t k = trace_collect_code(&t, got, MAX_RECORDS);
     if (k >= 0)
@@ -162,14 +169,15 @@ TEST(ds, disable_enable_clear, "disable stops at once, enable resumes, clear emp
 }
 
 /* Writes v to the backend's DEBUGCTL around one untraced call of tc_chain and returns how many
- * records the trace's buffer gained. */
-static uint64_t chain_with_debugctl(struct bts_trace *t, uint64_t v)
+ * records the loaded trace's buffer gained. */
+static uint64_t chain_with_debugctl(uint64_t v)
 {
-    uint64_t before = t->ds->bts_index;
+    const struct ds_area *ds = loaded_ds_area();
+    uint64_t before = ds->bts_index;
     bts_backend()->write_debugctl(v);
     ((void (*)(void))tc_chain)();
     bts_backend()->write_debugctl(0);
-    return (t->ds->bts_index - before) / BTS_RECORD_SIZE;
+    return (ds->bts_index - before) / BTS_RECORD_SIZE;
 }
 
 TEST(ds, debugctl_layout,
@@ -201,9 +209,9 @@ TEST(ds, debugctl_layout,
     CHECK_EQ(bts_disable(&t), 0);
     CHECK_EQ(seen, want_ctl);
     /* The other layout's TR|BTS: set different controls and reserved bits, so no records. */
-    CHECK_EQ(chain_with_debugctl(&t, other->tr | other->bts), 0);
+    CHECK_EQ(chain_with_debugctl(other->tr | other->bts), 0);
     /* This layout's TR|BTS records every link of the chain, and its call and return. */
-    uint64_t n = chain_with_debugctl(&t, l->tr | l->bts);
+    uint64_t n = chain_with_debugctl(l->tr | l->bts);
     CHECK(n >= TC_CHAIN_LEN, "%s TR|BTS (%#lx) gave %lu records, expected at least %u", l->name,
           l->tr | l->bts, n, TC_CHAIN_LEN);
     trace_teardown(&t);
@@ -294,9 +302,9 @@ TEST(ds, invalid_config, "each invalid configuration has its own error and chang
              E_ALIGN);
     CHECK(memcmp(&ds, &ds0, sizeof(ds)) == 0, "a refused layout wrote the DS area");
     /* Reconfiguring while recording is refused too. */
-    t.enabled = true;
+    CHECK_EQ(bts_enable(&t), 0);
     CHECK_EQ(bts_configure(&t, &good), E_BUSY);
-    t.enabled = false;
+    CHECK_EQ(bts_disable(&t), 0);
     /* And the trace still works after all that. */
     bts_run(&t, (void (*)(void *))tc_chain, NULL);
     CHECK(bts_count(&t) >= TC_CHAIN_LEN, "trace dead after refused configurations");
@@ -320,7 +328,9 @@ TEST(ds, spurious_pmi, "a PMI with the index below the threshold is counted and 
     for (int i = 0; i < 1000 && bts_spurious_pmis() == before; i++)
         cpu_relax();
     CHECK_EQ(bts_spurious_pmis(), before + 1);
-    CHECK_EQ(t.pmis, 0);
+    struct bts_status st;
+    if (CHECK_EQ(bts_status(&t, &st), 0))
+        CHECK_EQ(st.pmis, 0);
     CHECK_EQ(bts_count(&t), 0);
     CHECK(!(apic_read(APIC_LVT_PC) & APIC_LVT_MASKED), "LVT PC left masked");
     bts_run(&t, (void (*)(void *))tc_chain, NULL);

@@ -90,7 +90,8 @@ bool bts_hw_probe_passed(const char **why);
 const struct debugctl_layout *bts_layout(void);
 /* The header's account of the layouts: the one in use, the table's answer, the model's. */
 const char *bts_layout_reason(void);
-/* Switches the backend (the differential test); only with recording off. */
+/* Switches the backend at run time and reloads the DS area into it; E_BUSY while the loaded
+ * trace records. bts.differential runs the same code on both backends with it. */
 int bts_use_backend(const struct bts_backend *b);
 
 /* Tracer API (ds/trace.c). Errors are E_* codes; a failed call changes nothing. */
@@ -99,7 +100,7 @@ void bts_release(struct bts_trace *t);
 void bts_set_callbacks(struct bts_trace *t, bts_full_fn full, bts_stop_fn stop, void *arg);
 int bts_attach(struct bts_trace *t); /* load t's DS area on this CPU, recording off */
 void bts_detach(void);               /* back to the CPU's idle DS area */
-struct bts_trace *bts_current(void);
+struct bts_trace *bts_current(void); /* the loaded trace, NULL for the idle DS area */
 int bts_enable(struct bts_trace *t);
 int bts_disable(struct bts_trace *t);
 int bts_status(struct bts_trace *t, struct bts_status *st);

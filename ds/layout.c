@@ -58,7 +58,8 @@ int ds_layout_bts(struct ds_area *ds, uint64_t base, uint64_t size_bytes, uint64
         return E_INVAL;
     if (base % BTS_BASE_ALIGN)
         return E_ALIGN;
-    /* Erratum P79: a buffer that is not a whole number of records is overrun. */
+    /* Whole records only: a partial last record would be overrun (erratum "P79", processor
+     * unconfirmed: docs/hardware.md §9, open question O10). */
     if (size_bytes % BTS_RECORD_SIZE)
         return E_ALIGN;
     if (size_bytes / BTS_RECORD_SIZE < BTS_MIN_RECORDS)

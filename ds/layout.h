@@ -59,8 +59,9 @@ enum bts_buf_mode {
  * error ds is untouched; the checks run in this order and each failure has its own code:
  *   E_INVAL     ds NULL, base 0, or an unknown mode
  *   E_ALIGN     base not BTS_BASE_ALIGN-aligned; size_bytes not a whole number of records
- *               (erratum P79: the CPU writes past such a buffer); threshold not on a record
- *               boundary from base
+ *               (the SDM's advice; an erratum the project lists as P79, whose processor is
+ *               not confirmed, has the CPU write past such a buffer: docs/hardware.md §9);
+ *               threshold not on a record boundary from base
  *   E_RANGE     fewer than BTS_MIN_RECORDS records; interrupt mode with a threshold under one
  *               record from base or at/after the absolute maximum (the PMI arrives a few
  *               records late, so it needs headroom); circular mode with a threshold at or

@@ -1,8 +1,8 @@
 /*
  * ds.*: the Debug Store's semantics, through the same DS layer on either backend: the circular
  * buffer, the threshold interrupt and its count, disable/enable/clear, invalid configurations,
- * spurious PMIs, the DEBUGCTL layout the model reads, and the stream policy carrying a million
- * branches without loss.
+ * spurious PMIs, the DEBUGCTL layout the model reads, what a DS switch writes, and the stream
+ * policy carrying a million branches without loss.
  */
 #include "ds/backend.h"
 #include "ds/bts.h"
@@ -12,6 +12,7 @@
 #include "kernel/errno.h"
 #include "kernel/string.h"
 #include "kernel/trap.h"
+#include "sched/sched.h"
 #include "tests/btscheck.h"
 #include "tests/test.h"
 
@@ -214,6 +215,50 @@ TEST(ds, debugctl_layout,
     uint64_t n = chain_with_debugctl(l->tr | l->bts);
     CHECK(n >= TC_CHAIN_LEN, "%s TR|BTS (%#lx) gave %lu records, expected at least %u", l->name,
           l->tr | l->bts, n, TC_CHAIN_LEN);
+    trace_teardown(&t);
+}
+
+static void yield_once(void *arg)
+{
+    (void)arg;
+    task_yield();
+}
+
+TEST(ds, switch_writes,
+     "a DS switch turns recording off and on as the traces need; untraced switches write nothing",
+     0)
+{
+    if (!bts_require())
+        return;
+    const struct bts_backend *b = bts_backend();
+    struct bts_config cfg = cfg_circular(64, BTS_CPL_KERNEL);
+    struct bts_trace t;
+    if (!trace_setup(&t, &cfg))
+        return;
+    uint64_t area = b->read_ds_area();
+    CHECK_EQ(b->read_debugctl(), 0);
+    /* Leaving a recording trace: recording off, then the idle area. */
+    CHECK_EQ(bts_enable(&t), 0);
+    CHECK_EQ(b->read_debugctl(), bts_trace_debugctl(&t));
+    bts_detach();
+    CHECK_EQ(b->read_debugctl(), 0);
+    uint64_t idle = b->read_ds_area();
+    CHECK(idle != area && idle != 0, "detached, IA32_DS_AREA is %#lx (the trace's %#lx)", idle,
+          area);
+    /* Coming back to it: its area, and recording on again, since it is still enabled. */
+    CHECK_EQ(bts_attach(&t), 0);
+    CHECK_EQ(b->read_ds_area(), area);
+    CHECK_EQ(b->read_debugctl(), bts_trace_debugctl(&t));
+    CHECK_EQ(bts_disable(&t), 0);
+    bts_detach();
+    /* Untraced tasks with nothing loaded: the switches to and from one write no register, so
+     * an area set behind the layer's back (recording off, so harmless) is still there. */
+    b->write_ds_area(area);
+    struct task *k = task_create("untraced", yield_once, NULL);
+    if (CHECK(k != NULL, "no task"))
+        task_join(k, NULL);
+    CHECK_EQ(b->read_ds_area(), area);
+    b->write_ds_area(idle);
     trace_teardown(&t);
 }
 

@@ -287,10 +287,10 @@ static MODEL_HOOK void model_syscall_entry(uint64_t from, uint64_t to, uint64_t 
 /* SYSRET: stop stepping the kernel, record the return, step the user side on. */
 static MODEL_HOOK void model_syscall_exit(uint64_t from, uint64_t to, uint64_t *user_rflags)
 {
+    /* The steps into and through tf_off are the hooks' own, never recorded; the #DB after its
+     * POPFQ leaves prev_rip at its RET, which is replaced below, or unused while recording is
+     * off (the next start sets prev_rip afresh). */
     bts_model_tf_off();
-    /* TF was still set when tf_off's POPFQ began, so a #DB followed it and left prev_rip at
-     * tf_off's RET: forget it. (The steps before, in the hooks, are never recorded.) */
-    prev_valid = false;
     if (!recording()) {
         *user_rflags &= ~RFLAGS_TF;
         return;

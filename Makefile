@@ -4,6 +4,7 @@
 #   make check    every test: host unit tests, the kernel suites under every runner
 #                 configuration, the framework self-test
 #   make bench    boot times and ISO size
+#   make lint     mypy --strict and flake8 over the Python tools (tools/btsx and its launchers)
 #   make deps     install what is missing (Debian packages)
 
 CROSS_COMPILE ?=

@@ -7,7 +7,7 @@
 #include "ds/backend.h"
 #include "ds/bts.h"
 #include "ds/debugctl.h"
-#include "kernel/cmdline.h"
+#include "ds/options.h"
 #include "kernel/cpu.h"
 #include "kernel/printf.h"
 

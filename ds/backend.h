@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "kernel/cmdline.h"
+#include "ds/options.h"
 
 struct debugctl_layout;
 

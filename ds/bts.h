@@ -17,7 +17,6 @@
 #include "ds/record.h"
 #include "ds/ring.h"
 
-struct btsx_options;
 struct bts_backend;
 struct debugctl_layout;
 
@@ -75,8 +74,9 @@ struct bts_status {
     uint64_t spurious_pmis;          /* CPU-wide */
 };
 
-/* Brings the layer up (ds/init.c); the backend choice (ds/backend.c) and the probe (ds/probe.c). */
-void ds_init(const struct btsx_options *opt);
+/* Brings the layer up as the DS layer's options ask (ds/options.h): ds/init.c. The backend
+ * choice is ds/backend.c's, the probe ds/probe.c's. */
+void ds_init(void);
 const struct bts_backend *bts_backend(void);
 /* False when backend=hw was forced on a machine whose probe failed: why is the reason. */
 bool bts_available(const char **why);

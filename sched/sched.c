@@ -182,7 +182,7 @@ void task_exit(int status)
     t->exit_status = status;
     t->state = TASK_ZOMBIE;
     if (t->trace && t->trace == bts_current())
-        t->trace->enabled = false;
+        bts_disable(t->trace); /* recording off now: ds_switch() only turns off what records */
     if (t->tracer && t->tracer->state == TASK_BLOCKED)
         task_wake(t->tracer); /* a tracer waiting for data learns the tracee ended */
     if (t->joiner)

@@ -259,6 +259,15 @@ TEST(ds, switch_writes,
         task_join(k, NULL);
     CHECK_EQ(b->read_ds_area(), area);
     b->write_ds_area(idle);
+    /* A task that ends while its trace records: recording is off once it has left. */
+    struct task *r = task_create("recording", yield_once, NULL);
+    if (CHECK(r != NULL, "no task")) {
+        task_set_trace(r, task_current(), &t);
+        CHECK_EQ(bts_enable(&t), 0);
+        task_join(r, NULL);
+        CHECK_EQ(b->read_debugctl(), 0);
+        CHECK_EQ(b->read_ds_area(), idle);
+    }
     trace_teardown(&t);
 }
 

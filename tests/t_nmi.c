@@ -1,0 +1,227 @@
+/*
+ * nmi.*: the NMI entry (kernel/isr.S, nmi_entry) picks a stack the handler can use. NMI comes
+ * in on an IST stack of its own; the entry moves the frame to the interrupted task's stack
+ * when it has one, so a handler can be suspended (the stream policy does that with pmi=nmi)
+ * while other tasks take NMIs; at CPL 0 on a user-half RSP (the SYSCALL window) the NMI is
+ * handled on the IST stack, and the handler is told it must not wait (trap_can_block()).
+ */
+#include "kernel/apic.h"
+#include "kernel/cpu.h"
+#include "kernel/gdt.h"
+#include "kernel/nmiwd.h"
+#include "kernel/string.h"
+#include "kernel/timer.h"
+#include "kernel/trap.h"
+#include "sched/sched.h"
+#include "tests/test.h"
+#include "tests/usertest.h"
+
+extern uint64_t nmi_int2_regs(void);
+extern void nmi_foreign_iret(uint64_t rsp);
+extern const char nmi_int2_ret[], nmi_foreign_land[], nmi_foreign_land_end[];
+
+#define NMI_WAIT_US 100000
+
+/* Every test here puts its own NMI handler in place of the PMI's (pmi=nmi) or none. */
+static trap_handler_t saved_nmi;
+static bool nmi_replaced;
+
+static void replace_nmi(trap_handler_t h)
+{
+    saved_nmi = trap_set_handler(VEC_NMI, h);
+    nmi_replaced = true;
+}
+
+static void restore_nmi(void)
+{
+    if (nmi_replaced)
+        trap_set_handler(VEC_NMI, saved_nmi);
+    nmi_replaced = false;
+}
+TEST_CLEANUP(restore_nmi);
+
+static bool on_kstack(const struct task *t, const void *p)
+{
+    uint64_t a = (uint64_t)p;
+    return a >= t->kstack && a < t->kstack + KSTACK_PAGES * PAGE_SIZE;
+}
+
+static bool wait_count(volatile unsigned *n, unsigned want, uint64_t us)
+{
+    uint64_t end = rdtsc() + us * tsc_hz() / 1000000;
+    while (*n < want && rdtsc() < end)
+        cpu_relax();
+    return *n >= want;
+}
+
+/*
+ * Task A enters the NMI gate (INT 2, every register loaded with a pattern) and blocks inside
+ * its handler. Task B then takes NMIS_B real self-NMIs, each entering on the same IST stack,
+ * and wakes A, whose handler finds its frame as it left it and returns through it; A's code
+ * checks every register. INT 2 runs the NMI entry without blocking NMIs, so B's arrive at
+ * once: with the frame left on the IST stack, each of them would land on top of A's.
+ */
+#define NMIS_B 8
+
+static struct task *nmi_task[2];
+static struct task *volatile parked;
+static volatile unsigned b_hits;
+static bool a_can_block, a_on_kstack, a_intact, a_rip_ok, b_saw_parked, b_moved;
+static struct trap_frame a_snap;
+
+static void park_nmi(struct trap_frame *f)
+{
+    if (task_current() != nmi_task[0] || parked) {
+        b_moved &= on_kstack(task_current(), f) && trap_can_block(f);
+        b_hits++;
+        return;
+    }
+    a_can_block = trap_can_block(f);
+    a_on_kstack = on_kstack(nmi_task[0], f);
+    a_rip_ok = f->rip == (uint64_t)nmi_int2_ret;
+    a_snap = *f;
+    parked = task_current();
+    task_block();
+    parked = NULL;
+    a_intact = memcmp(f, &a_snap, sizeof(a_snap)) == 0;
+}
+
+static void nmi_task_fn(void *arg)
+{
+    if (arg == NULL) {
+        uint64_t bad = nmi_int2_regs();
+        task_exit((int)bad);
+    }
+    b_saw_parked = parked == nmi_task[0];
+    for (unsigned i = 0; i < NMIS_B; i++) {
+        apic_self_nmi();
+        if (!wait_count(&b_hits, i + 1, NMI_WAIT_US))
+            break;
+    }
+    if (parked)
+        task_wake(parked);
+}
+
+TEST(nmi, switch_in_handler, "a task suspended in its NMI handler while another takes NMIs", 0)
+{
+    parked = NULL;
+    b_hits = 0;
+    a_can_block = a_on_kstack = a_intact = a_rip_ok = b_saw_parked = false;
+    b_moved = true;
+    replace_nmi(park_nmi);
+    nmi_task[0] = task_create("nmi-park", nmi_task_fn, NULL);
+    nmi_task[1] = task_create("nmi-self", nmi_task_fn, (void *)1);
+    int status[2] = {-1, -1};
+    for (unsigned i = 0; i < 2; i++) {
+        if (!CHECK(nmi_task[i] != NULL, "cannot create task %c", 'A' + i))
+            return;
+        CHECK_EQ(task_join(nmi_task[i], &status[i]), 0);
+    }
+    restore_nmi();
+    CHECK(b_saw_parked, "task B did not run while A was parked in its handler");
+    CHECK(b_hits == NMIS_B, "task B took %u of its %u self-NMIs", b_hits, NMIS_B);
+    CHECK(b_moved, "an NMI of task B was not handled on B's own stack");
+    CHECK(a_rip_ok, "A's NMI frame does not return to nmi_int2_ret");
+    CHECK(a_can_block, "A's handler was told it cannot block");
+    CHECK(a_on_kstack, "A's NMI frame is not on A's kernel stack");
+    CHECK(a_intact, "A's NMI frame changed while A was parked");
+    CHECK(status[0] == 0, "A's register %d changed across the NMI (1..15: RAX..R15, 16: RSP)",
+          status[0]);
+    CHECK_EQ(status[1], 0);
+}
+
+/*
+ * The SYSCALL window, reached on every machine: a first self-NMI's handler sends a second
+ * one, which stays pending (NMIs are blocked), then IRETs to nmi_foreign_land with RSP at the
+ * top of the user stack, unmapped in the runner's address space (a frame pushed there would
+ * fault, then #DF). The second NMI lands there, at CPL 0 on a user-half RSP: it is handled on
+ * the NMI IST stack, and its handler is told it cannot block. The first handler's frame,
+ * which the second NMI is nested in, is unchanged.
+ */
+static volatile unsigned fs_hits;
+static bool fs_first_intact, fs_can_block, fs_on_ist;
+static uint64_t fs_rip, fs_rsp, fs_cs;
+
+static void foreign_nmi(struct trap_frame *f)
+{
+    if (++fs_hits == 1) {
+        struct trap_frame snap = *f;
+        apic_self_nmi(); /* pending until the IRETQ in nmi_foreign_iret */
+        nmi_foreign_iret(USER_STACK_TOP);
+        fs_first_intact = memcmp(f, &snap, sizeof(snap)) == 0;
+        return;
+    }
+    fs_rip = f->rip;
+    fs_rsp = f->rsp;
+    fs_cs = f->cs;
+    fs_can_block = trap_can_block(f);
+    fs_on_ist = ist_stack_contains((uint64_t)f);
+}
+
+TEST(nmi, foreign_stack, "an NMI at CPL 0 on a user-half RSP is handled on the IST stack", 0)
+{
+    fs_hits = 0;
+    fs_first_intact = fs_can_block = fs_on_ist = false;
+    fs_rip = fs_rsp = fs_cs = 0;
+    replace_nmi(foreign_nmi);
+    irq_disable();
+    apic_self_nmi();
+    bool ok = wait_count(&fs_hits, 2, NMI_WAIT_US);
+    irq_enable();
+    restore_nmi();
+    if (!CHECK(ok, "%u of 2 NMIs arrived", fs_hits))
+        return;
+    CHECK_EQ(fs_rsp, USER_STACK_TOP);
+    CHECK_EQ(fs_cs & 3, 0);
+    CHECK(fs_rip >= (uint64_t)nmi_foreign_land && fs_rip <= (uint64_t)nmi_foreign_land_end,
+          "the second NMI interrupted %#lx, not nmi_foreign_land..nmi_foreign_land_end", fs_rip);
+    CHECK(fs_on_ist, "the second NMI's frame is not on an IST stack");
+    CHECK(!fs_can_block, "the second NMI's handler was told it can block");
+    CHECK(fs_first_intact, "the first NMI's frame changed under the nested one");
+}
+
+/*
+ * An NMI from CPL 3: the NMI watchdog (the HPET through the I/O APIC) fires while a user task
+ * spins in uc_spin. Its frame must be on that task's kernel stack (TSS RSP0), and the handler
+ * may block there. Without the watchdog no NMI reaches user mode on every machine: skipped.
+ */
+#define USER_WD_US  5000
+#define USER_SPIN_N 100000000ULL
+static struct task *user_spinner;
+static volatile unsigned uw_hits;
+static bool uw_on_kstack, uw_can_block;
+static uint64_t uw_cs, uw_rip;
+
+static void user_wd_fired(struct trap_frame *f)
+{
+    uw_hits++;
+    uw_cs = f->cs;
+    uw_rip = f->rip;
+    uw_on_kstack = on_kstack(user_spinner, f);
+    uw_can_block = trap_can_block(f);
+}
+
+TEST(nmi, from_user, "an NMI from CPL 3 is handled on the task's kernel stack", 0)
+{
+    if (!nmi_watchdog_available()) {
+        test_skip("%s", nmi_watchdog_describe());
+        return;
+    }
+    uw_hits = 0;
+    uw_on_kstack = uw_can_block = false;
+    uw_cs = uw_rip = 0;
+    user_spinner = user_task("nmi-spin", USER_PROG(uc_spin), USER_SPIN_N, 0);
+    if (!user_spinner)
+        return;
+    nmi_watchdog_arm_us(USER_WD_US, user_wd_fired); /* replaces the framework's for this test */
+    int status;
+    CHECK_EQ(task_join(user_spinner, &status), 0);
+    CHECK_EQ(status, 0);
+    if (!CHECK(uw_hits == 1, "the watchdog NMI arrived %u times while the task ran", uw_hits))
+        return;
+    CHECK(uw_cs & 3, "the NMI interrupted CPL 0 at %#lx, not the user loop", uw_rip);
+    CHECK(uw_rip >= USER_CODE_VA && uw_rip < USER_CODE_VA + (uint64_t)(uc_spin_end - uc_spin_start),
+          "the NMI interrupted %#lx, not uc_spin", uw_rip);
+    CHECK(uw_on_kstack, "the NMI frame is not on the task's kernel stack");
+    CHECK(uw_can_block, "the handler was told it cannot block");
+}

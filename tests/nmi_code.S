@@ -85,3 +85,18 @@ L(nmi_foreign_land)
 L(nmi_foreign_land_end)
     mov %rax, %rsp
     ret
+
+/* nmi_unblock(): an IRETQ to the next instruction, on the same stack: inside an NMI handler
+ * it unblocks NMIs, as the return from a #PF or a fixed-up #GP would. */
+L(nmi_unblock)
+    mov %rsp, %rax
+    mov %ss, %ecx
+    push %rcx
+    push %rax
+    pushfq
+    mov %cs, %ecx
+    push %rcx
+    lea 1f(%rip), %rcx
+    push %rcx
+    iretq
+1:  ret

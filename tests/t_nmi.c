@@ -9,6 +9,7 @@
 #include "kernel/cpu.h"
 #include "kernel/gdt.h"
 #include "kernel/nmiwd.h"
+#include "kernel/paging.h"
 #include "kernel/string.h"
 #include "kernel/timer.h"
 #include "kernel/trap.h"
@@ -125,7 +126,7 @@ TEST(nmi, switch_in_handler, "a task suspended in its NMI handler while another 
     CHECK(a_can_block, "A's handler was told it cannot block");
     CHECK(a_on_kstack, "A's NMI frame is not on A's kernel stack");
     CHECK(a_intact, "A's NMI frame changed while A was parked");
-    CHECK(status[0] == 0, "A's register %d changed across the NMI (1..15: RAX..R15, 16: RSP)",
+    CHECK(status[0] == 0, "A ended with %d: 1..15 RAX..R15, 16 RSP changed across the NMI",
           status[0]);
     CHECK_EQ(status[1], 0);
 }
@@ -135,41 +136,55 @@ TEST(nmi, switch_in_handler, "a task suspended in its NMI handler while another 
  * one, which stays pending (NMIs are blocked), then IRETs to nmi_foreign_land with RSP at the
  * top of the user stack, unmapped in the runner's address space (a frame pushed there would
  * fault, then #DF). The second NMI lands there, at CPL 0 on a user-half RSP: it is handled on
- * the NMI IST stack, and its handler is told it cannot block. The first handler's frame,
- * which the second NMI is nested in, is unchanged.
+ * the NMI IST stack, and its handler is told it cannot block. That handler then does what a
+ * #PF inside it would do: an IRET unblocks NMIs while a third one is pending. The third lands
+ * on the NMI IST stack too (the classic nested NMI) and must leave the second's frame intact,
+ * as the second must leave the first's.
  */
+extern void nmi_unblock(void);
+
 static volatile unsigned fs_hits;
-static bool fs_first_intact, fs_can_block, fs_on_ist;
+static bool fs_first_intact, fs_second_intact, fs_can_block, fs_on_ist, fs_third_ok;
 static uint64_t fs_rip, fs_rsp, fs_cs;
 
 static void foreign_nmi(struct trap_frame *f)
 {
-    if (++fs_hits == 1) {
-        struct trap_frame snap = *f;
+    struct trap_frame snap = *f;
+    switch (++fs_hits) {
+    case 1:
         apic_self_nmi(); /* pending until the IRETQ in nmi_foreign_iret */
         nmi_foreign_iret(USER_STACK_TOP);
         fs_first_intact = memcmp(f, &snap, sizeof(snap)) == 0;
-        return;
+        break;
+    case 2:
+        fs_rip = f->rip;
+        fs_rsp = f->rsp;
+        fs_cs = f->cs;
+        fs_can_block = trap_can_block(f);
+        fs_on_ist = ist_stack_contains((uint64_t)f);
+        apic_self_nmi(); /* pending until the IRETQ in nmi_unblock */
+        nmi_unblock();
+        fs_second_intact = memcmp(f, &snap, sizeof(snap)) == 0;
+        break;
+    default:
+        fs_third_ok = f->rip != (uint64_t)nmi_foreign_land && ist_stack_contains((uint64_t)f) &&
+                      !trap_can_block(f);
+        break;
     }
-    fs_rip = f->rip;
-    fs_rsp = f->rsp;
-    fs_cs = f->cs;
-    fs_can_block = trap_can_block(f);
-    fs_on_ist = ist_stack_contains((uint64_t)f);
 }
 
 TEST(nmi, foreign_stack, "an NMI at CPL 0 on a user-half RSP is handled on the IST stack", 0)
 {
     fs_hits = 0;
-    fs_first_intact = fs_can_block = fs_on_ist = false;
+    fs_first_intact = fs_second_intact = fs_can_block = fs_on_ist = fs_third_ok = false;
     fs_rip = fs_rsp = fs_cs = 0;
     replace_nmi(foreign_nmi);
     irq_disable();
     apic_self_nmi();
-    bool ok = wait_count(&fs_hits, 2, NMI_WAIT_US);
+    bool ok = wait_count(&fs_hits, 3, NMI_WAIT_US);
     irq_enable();
     restore_nmi();
-    if (!CHECK(ok, "%u of 2 NMIs arrived", fs_hits))
+    if (!CHECK(ok, "%u of 3 NMIs arrived", fs_hits))
         return;
     CHECK_EQ(fs_rsp, USER_STACK_TOP);
     CHECK_EQ(fs_cs & 3, 0);
@@ -177,17 +192,21 @@ TEST(nmi, foreign_stack, "an NMI at CPL 0 on a user-half RSP is handled on the I
           "the second NMI interrupted %#lx, not nmi_foreign_land..nmi_foreign_land_end", fs_rip);
     CHECK(fs_on_ist, "the second NMI's frame is not on an IST stack");
     CHECK(!fs_can_block, "the second NMI's handler was told it can block");
-    CHECK(fs_first_intact, "the first NMI's frame changed under the nested one");
+    CHECK(fs_third_ok, "the third NMI was not handled on the IST stack as one that cannot block");
+    CHECK(fs_second_intact, "the second NMI's frame changed under the third");
+    CHECK(fs_first_intact, "the first NMI's frame changed under the nested ones");
 }
 
 /*
  * An NMI from CPL 3: the NMI watchdog (the HPET through the I/O APIC) fires while a user task
- * spins in uc_spin. Its frame must be on that task's kernel stack (TSS RSP0), and the handler
- * may block there. Without the watchdog no NMI reaches user mode on every machine: skipped.
+ * spins in uc_nmi_wait; the handler ends the spin through the task's data page. Its frame
+ * must be on that task's kernel stack (TSS RSP0), and the handler may block there. Without
+ * the watchdog no NMI reaches user mode on every machine: skipped.
  */
-#define USER_WD_US  5000
-#define USER_SPIN_N 100000000ULL
+#define USER_WD_US  50000           /* well ahead: the HPET comparator matches on equality */
+#define USER_SPIN_N 100000000000ULL /* bounds the spin; the NMI ends it long before */
 static struct task *user_spinner;
+static volatile uint64_t *user_flag;
 static volatile unsigned uw_hits;
 static bool uw_on_kstack, uw_can_block;
 static uint64_t uw_cs, uw_rip;
@@ -199,6 +218,7 @@ static void user_wd_fired(struct trap_frame *f)
     uw_rip = f->rip;
     uw_on_kstack = on_kstack(user_spinner, f);
     uw_can_block = trap_can_block(f);
+    *user_flag = 1;
 }
 
 TEST(nmi, from_user, "an NMI from CPL 3 is handled on the task's kernel stack", 0)
@@ -210,9 +230,14 @@ TEST(nmi, from_user, "an NMI from CPL 3 is handled on the task's kernel stack", 
     uw_hits = 0;
     uw_on_kstack = uw_can_block = false;
     uw_cs = uw_rip = 0;
-    user_spinner = user_task("nmi-spin", USER_PROG(uc_spin), USER_SPIN_N, 0);
+    user_spinner = user_task("nmi-wait", USER_PROG(uc_nmi_wait), USER_SPIN_N, USER_DATA_VA);
     if (!user_spinner)
         return;
+    uint64_t pte = as_lookup(&user_spinner->as, USER_DATA_VA);
+    if (!CHECK(pte & PTE_P, "no data page"))
+        return;
+    user_flag = (volatile uint64_t *)(pte & PTE_ADDR_MASK);
+    *user_flag = 0;
     nmi_watchdog_arm_us(USER_WD_US, user_wd_fired); /* replaces the framework's for this test */
     int status;
     CHECK_EQ(task_join(user_spinner, &status), 0);
@@ -220,8 +245,9 @@ TEST(nmi, from_user, "an NMI from CPL 3 is handled on the task's kernel stack", 
     if (!CHECK(uw_hits == 1, "the watchdog NMI arrived %u times while the task ran", uw_hits))
         return;
     CHECK(uw_cs & 3, "the NMI interrupted CPL 0 at %#lx, not the user loop", uw_rip);
-    CHECK(uw_rip >= USER_CODE_VA && uw_rip < USER_CODE_VA + (uint64_t)(uc_spin_end - uc_spin_start),
-          "the NMI interrupted %#lx, not uc_spin", uw_rip);
+    CHECK(uw_rip >= USER_CODE_VA &&
+              uw_rip < USER_CODE_VA + (uint64_t)(uc_nmi_wait_end - uc_nmi_wait_start),
+          "the NMI interrupted %#lx, not uc_nmi_wait", uw_rip);
     CHECK(uw_on_kstack, "the NMI frame is not on the task's kernel stack");
     CHECK(uw_can_block, "the handler was told it cannot block");
 }

@@ -5,8 +5,10 @@
  * while other tasks take NMIs; at CPL 0 on a user-half RSP (the SYSCALL window) the NMI is
  * handled on the IST stack, and the handler is told it must not wait (trap_can_block()).
  */
+#include "ds/bts.h"
 #include "kernel/apic.h"
 #include "kernel/cpu.h"
+#include "kernel/errno.h"
 #include "kernel/gdt.h"
 #include "kernel/nmiwd.h"
 #include "kernel/paging.h"
@@ -14,6 +16,7 @@
 #include "kernel/timer.h"
 #include "kernel/trap.h"
 #include "sched/sched.h"
+#include "tests/btscheck.h"
 #include "tests/test.h"
 #include "tests/usertest.h"
 
@@ -195,6 +198,99 @@ TEST(nmi, foreign_stack, "an NMI at CPL 0 on a user-half RSP is handled on the I
     CHECK(fs_third_ok, "the third NMI was not handled on the IST stack as one that cannot block");
     CHECK(fs_second_intact, "the second NMI's frame changed under the third");
     CHECK(fs_first_intact, "the first NMI's frame changed under the nested ones");
+}
+
+/*
+ * The threshold interrupt as an NMI (pmi=nmi) in the SYSCALL window: a stream trace whose ring
+ * is full and whose hardware buffer is at its threshold, and the PMI handler entered from an
+ * NMI taken on a user-half RSP (as in nmi.foreign_stack). Its frame is on the IST stack, so
+ * it must not suspend the task: the full callback is not called, the records stay in the
+ * hardware buffer for a later drain, and nothing is counted lost.
+ */
+static struct bts_trace pw_trace;
+static volatile unsigned pw_hits;
+static unsigned pw_full_calls;
+static bool pw_can_block;
+static uint64_t pw_rsp;
+
+static int pw_full(struct bts_trace *t, void *arg)
+{
+    (void)t;
+    (void)arg;
+    pw_full_calls++;
+    return E_STATE; /* nobody drains here: the handler would count the rest lost */
+}
+
+static void pw_nmi(struct trap_frame *f)
+{
+    if (++pw_hits == 1) {
+        apic_self_nmi(); /* pending until the IRETQ in nmi_foreign_iret */
+        nmi_foreign_iret(USER_STACK_TOP);
+        return;
+    }
+    pw_rsp = f->rsp;
+    pw_can_block = trap_can_block(f);
+    saved_nmi(f); /* the threshold interrupt's handler (ds/pmi.c) */
+}
+
+/* Puts n records numbered from *seq into the hardware buffer, from its base. */
+static void pw_fill(struct bts_trace *t, uint64_t n, uint64_t *seq)
+{
+    for (uint64_t i = 0; i < n; i++, (*seq)++)
+        t->buf[i] = (struct bts_record){0x1000 + *seq, 0x2000 + *seq, 0};
+    t->ds->bts_index = t->ds->bts_base + n * BTS_RECORD_SIZE;
+}
+
+TEST(nmi, pmi_cannot_wait, "a stream PMI on the NMI IST stack keeps its records, never waits", 0)
+{
+    if (!bts_require())
+        return;
+    if ((apic_read(APIC_LVT_PC) & APIC_LVT_DM_MASK) != APIC_LVT_DM_NMI) {
+        test_skip("the threshold interrupt is a fixed vector (pmi=nmi makes it an NMI)");
+        return;
+    }
+    struct bts_config cfg =
+        cfg_interrupt(16, 0, 32, BTS_POLICY_STREAM, BTS_EVENTS_BRANCHES, BTS_CPL_KERNEL);
+    struct bts_trace *t = &pw_trace;
+    if (!trace_setup(t, &cfg))
+        return;
+    bts_set_callbacks(t, pw_full, NULL, NULL);
+    /* Fill the ring through drains that cannot wait, then the buffer up to its threshold. */
+    uint64_t at = (t->ds->bts_thresh - t->ds->bts_base) / BTS_RECORD_SIZE, seq = 0;
+    struct bts_status st = {0};
+    for (unsigned i = 0; i < 2 * cfg.ring_records && st.count < cfg.ring_records; i++) {
+        pw_fill(t, at, &seq);
+        bts_drain_hw(t, false);
+        bts_status(t, &st);
+    }
+    CHECK_EQ(st.count, cfg.ring_records);
+    uint64_t first = seq;
+    pw_fill(t, at, &seq);
+    uint64_t spurious = bts_spurious_pmis();
+    pw_hits = pw_full_calls = 0;
+    pw_can_block = true;
+    pw_rsp = 0;
+    replace_nmi(pw_nmi);
+    irq_disable();
+    apic_self_nmi();
+    bool ok = wait_count(&pw_hits, 2, NMI_WAIT_US);
+    irq_enable();
+    restore_nmi();
+    if (CHECK(ok, "%u of 2 NMIs arrived", pw_hits)) {
+        CHECK_EQ(pw_rsp, USER_STACK_TOP);
+        CHECK(!pw_can_block, "the PMI's frame was not on an IST stack");
+        CHECK(pw_full_calls == 0, "the PMI waited for the tracer %u times on the IST stack",
+              pw_full_calls);
+        bts_status(t, &st);
+        CHECK_EQ(st.pmis, 1);
+        CHECK_EQ(st.lost, 0);
+        CHECK_EQ(st.count, cfg.ring_records);
+        CHECK_EQ(bts_spurious_pmis(), spurious);
+        CHECK_EQ(t->ds->bts_index, t->ds->bts_base + at * BTS_RECORD_SIZE);
+        CHECK_EQ(t->buf[0].from, 0x1000 + first);
+        CHECK_EQ(t->buf[at - 1].from, 0x1000 + first + at - 1);
+    }
+    trace_teardown(t);
 }
 
 /*

@@ -154,8 +154,8 @@ db_hazard:
  * An NMI in the SYSCALL window is handled on the NMI IST stack, but not where it landed: the
  * frame moves NMI_LANDING bytes down and the handler runs below that, through isr_common like
  * any NMI. The handler sees that it is on a shared stack (trap_can_block() is false): the PMI
- * then drains without waiting and the watchdog does not end anything (ds/pmi.c,
- * tests/framework.c).
+ * then drains without waiting (ds/pmi.c), and the watchdog's ways of ending a test never
+ * return to the interrupted context (tests/framework.c).
  *
  * Nested NMIs. The CPU blocks NMIs from delivery until the next IRET. An IRET inside a
  * handler (the return from a #PF, from a #GP that an exception fixup handled, from a #DB)

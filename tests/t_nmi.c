@@ -295,17 +295,21 @@ TEST(nmi, pmi_cannot_wait, "a stream PMI on the NMI IST stack keeps its records,
 
 /*
  * An NMI from CPL 3: the NMI watchdog (the HPET through the I/O APIC) fires while a user task
- * spins in uc_nmi_wait; the handler ends the spin through the task's data page. Its frame
- * must be on that task's kernel stack (TSS RSP0), and the handler may block there. Without
- * the watchdog no NMI reaches user mode on every machine: skipped.
+ * spins in uc_nmi_wait. Its frame must be on that task's kernel stack (TSS RSP0), where the
+ * handler may block: it parks the task there, as the stream policy would. A kernel task then
+ * unblocks NMIs with an IRET (as any interrupt return would) and takes NMIS_B self-NMIs on the
+ * same IST stack, and wakes the user task, whose handler finds its frame (every register of
+ * the loop in it) unchanged and ends the spin through the task's data page. Without the
+ * watchdog no NMI reaches user mode on every machine: skipped.
  */
 #define USER_WD_US  50000           /* well ahead: the HPET comparator matches on equality */
 #define USER_SPIN_N 100000000000ULL /* bounds the spin; the NMI ends it long before */
-static struct task *user_spinner;
+static struct task *user_spinner, *user_helper;
 static volatile uint64_t *user_flag;
-static volatile unsigned uw_hits;
-static bool uw_on_kstack, uw_can_block;
+static volatile unsigned uw_hits, uw_b_hits;
+static bool uw_on_kstack, uw_can_block, uw_intact, uw_b_moved, uw_b_saw_parked;
 static uint64_t uw_cs, uw_rip;
+static struct trap_frame uw_snap;
 
 static void user_wd_fired(struct trap_frame *f)
 {
@@ -314,17 +318,48 @@ static void user_wd_fired(struct trap_frame *f)
     uw_rip = f->rip;
     uw_on_kstack = on_kstack(user_spinner, f);
     uw_can_block = trap_can_block(f);
+    /* Parks even when told not to: a frame left on the IST stack is then overwritten. */
+    uw_snap = *f;
+    parked = task_current();
+    task_block();
+    parked = NULL;
+    uw_intact = memcmp(f, &uw_snap, sizeof(uw_snap)) == 0;
     *user_flag = 1;
 }
 
-TEST(nmi, from_user, "an NMI from CPL 3 is handled on the task's kernel stack", 0)
+static void uw_self_nmi(struct trap_frame *f)
+{
+    uw_b_moved &= task_current() == user_helper && on_kstack(user_helper, f) && trap_can_block(f);
+    uw_b_hits++;
+}
+
+static void uw_helper_fn(void *arg)
+{
+    (void)arg;
+    while (!parked && user_spinner->state != TASK_ZOMBIE)
+        task_yield(); /* the user task spins until the watchdog parks it */
+    uw_b_saw_parked = parked == user_spinner;
+    if (!uw_b_saw_parked)
+        return;
+    nmi_unblock(); /* the parked NMI handler left NMIs blocked */
+    for (unsigned i = 0; i < NMIS_B; i++) {
+        apic_self_nmi();
+        if (!wait_count(&uw_b_hits, i + 1, NMI_WAIT_US))
+            break;
+    }
+    task_wake(parked);
+}
+
+TEST(nmi, from_user, "a user task parked in an NMI from CPL 3 while another takes NMIs", 0)
 {
     if (!nmi_watchdog_available()) {
         test_skip("%s", nmi_watchdog_describe());
         return;
     }
-    uw_hits = 0;
-    uw_on_kstack = uw_can_block = false;
+    parked = NULL;
+    uw_hits = uw_b_hits = 0;
+    uw_on_kstack = uw_can_block = uw_intact = uw_b_saw_parked = false;
+    uw_b_moved = true;
     uw_cs = uw_rip = 0;
     user_spinner = user_task("nmi-wait", USER_PROG(uc_nmi_wait), USER_SPIN_N, USER_DATA_VA);
     if (!user_spinner)
@@ -334,10 +369,17 @@ TEST(nmi, from_user, "an NMI from CPL 3 is handled on the task's kernel stack", 
         return;
     user_flag = (volatile uint64_t *)(pte & PTE_ADDR_MASK);
     *user_flag = 0;
+    user_helper = task_create("nmi-helper", uw_helper_fn, NULL);
+    if (!CHECK(user_helper != NULL, "cannot create the helper task"))
+        return;
+    replace_nmi(uw_self_nmi);
     nmi_watchdog_arm_us(USER_WD_US, user_wd_fired); /* replaces the framework's for this test */
-    int status;
+    int status, hstatus;
     CHECK_EQ(task_join(user_spinner, &status), 0);
+    CHECK_EQ(task_join(user_helper, &hstatus), 0);
+    restore_nmi();
     CHECK_EQ(status, 0);
+    CHECK_EQ(hstatus, 0);
     if (!CHECK(uw_hits == 1, "the watchdog NMI arrived %u times while the task ran", uw_hits))
         return;
     CHECK(uw_cs & 3, "the NMI interrupted CPL 0 at %#lx, not the user loop", uw_rip);
@@ -346,4 +388,8 @@ TEST(nmi, from_user, "an NMI from CPL 3 is handled on the task's kernel stack", 
           "the NMI interrupted %#lx, not uc_nmi_wait", uw_rip);
     CHECK(uw_on_kstack, "the NMI frame is not on the task's kernel stack");
     CHECK(uw_can_block, "the handler was told it cannot block");
+    CHECK(uw_b_saw_parked, "the helper did not run while the user task was parked");
+    CHECK(uw_b_hits == NMIS_B, "the helper took %u of its %u self-NMIs", uw_b_hits, NMIS_B);
+    CHECK(uw_b_moved, "a self-NMI of the helper was not handled on its own stack");
+    CHECK(uw_intact, "the user task's NMI frame changed while it was parked");
 }

@@ -17,12 +17,17 @@ static bool nmi_delivery;
 
 static void bts_pmi(struct trap_frame *f)
 {
-    (void)f;
     const struct bts_backend *b = bts_backend();
     bool usable = bts_available(NULL);
     if (usable)
         b->write_debugctl(0); /* 1. stop recording (first: the handler itself is not traced) */
-    struct bts_trace *t = bts_threshold(); /* 2-4. copy, reset, policy */
+    /* 2-4. copy, reset, policy. The stream policy suspends the task in here, which only a
+     * frame on the task's own stack survives: on an IST stack (an NMI in the SYSCALL window or
+     * over another IST handler, kernel/isr.S) the records that do not fit stay in the buffer.
+     * The index stays at or past the threshold: the model raises the interrupt again at the
+     * next record, by then where the task can wait; whether hardware does is open
+     * (docs/hardware.md §5, O3), and any later drain takes them. */
+    struct bts_trace *t = bts_threshold(trap_can_block(f));
     apic_write(APIC_LVT_PC, apic_read(APIC_LVT_PC) & ~APIC_LVT_MASKED); /* 5. */
     if (!nmi_delivery)
         apic_eoi(); /* 6. fixed delivery only */

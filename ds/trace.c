@@ -234,10 +234,10 @@ int bts_disable(struct bts_trace *t)
     return 0;
 }
 
-/* Moves what the hardware buffer holds into t's ring (recording must be off). In the threshold
- * interrupt (in_pmi) a full stream ring waits for the tracer; elsewhere what does not fit
- * stays in the hardware buffer for the next drain. */
-static void bts_drain_hw(struct bts_trace *t, bool in_pmi)
+/* Moves what the hardware buffer holds into t's ring (recording must be off). When the caller
+ * can wait (the threshold interrupt on the task's own stack) a full stream ring waits for the
+ * tracer; otherwise what does not fit stays in the hardware buffer for the next drain. */
+static void bts_drain_hw(struct bts_trace *t, bool can_wait)
 {
     uint64_t n;
     if (ds_pending(t->ds, &n) != 0) {
@@ -249,7 +249,7 @@ static void bts_drain_hw(struct bts_trace *t, bool in_pmi)
     struct bts_record *src = (struct bts_record *)t->ds->bts_base;
     t->draining = true;
     uint64_t done = ring_append(&t->ring, src, n);
-    while (in_pmi && done < n && t->cfg.policy == BTS_POLICY_STREAM && t->on_full) {
+    while (can_wait && done < n && t->cfg.policy == BTS_POLICY_STREAM && t->on_full) {
         /* Stream: never drop. The tracer makes room, then the rest goes in. */
         t->stream_waits++;
         if (t->on_full(t, t->cb_arg) != 0)
@@ -260,9 +260,10 @@ static void bts_drain_hw(struct bts_trace *t, bool in_pmi)
         done += more;
     }
     uint64_t left = n - done;
-    if (left && t->cfg.policy == BTS_POLICY_STREAM && !in_pmi) {
-        /* Outside the interrupt (a tracer reading, a switch) nobody is waited for: what does
-         * not fit stays in the hardware buffer, oldest first, for the next drain. */
+    if (left && t->cfg.policy == BTS_POLICY_STREAM && !can_wait) {
+        /* A drain that cannot wait (a tracer reading, a switch, a threshold interrupt on a
+         * shared stack) waits for nobody: what does not fit stays in the hardware buffer,
+         * oldest first, for the next drain. */
         memmove(src, src + done, left * BTS_RECORD_SIZE);
         t->ds->bts_index = t->ds->bts_base + left * BTS_RECORD_SIZE;
     } else {
@@ -278,7 +279,7 @@ static void bts_drain_hw(struct bts_trace *t, bool in_pmi)
     }
 }
 
-struct bts_trace *bts_threshold(void)
+struct bts_trace *bts_threshold(bool can_wait)
 {
     struct bts_trace *t = bts_available(NULL) ? ds_loaded : NULL;
     if (t && t->configured && t->cfg.mode == BTS_MODE_INTERRUPT &&
@@ -288,7 +289,7 @@ struct bts_trace *bts_threshold(void)
             t->pmi_at_min = at;
         if (at > t->pmi_at_max)
             t->pmi_at_max = at;
-        bts_drain_hw(t, true);
+        bts_drain_hw(t, can_wait);
     } else {
         spurious++;
     }

@@ -16,8 +16,10 @@ void ds_idle_load(void);
 
 /* The threshold interrupt's work on the loaded trace, with recording off: if its index has
  * reached the threshold ("the only surefire way of knowing this PMI is ours"), the PMI is
- * counted and the hardware buffer drained under the trace's policy; otherwise it is counted
- * as spurious. Returns the loaded trace (NULL: none, or no backend usable). */
-struct bts_trace *bts_threshold(void);
+ * counted and the hardware buffer drained under the trace's policy (a full stream ring waits
+ * for the tracer only if can_wait: the interrupt's frame is on the task's own stack);
+ * otherwise it is counted as spurious. Returns the loaded trace (NULL: none, or no backend
+ * usable). */
+struct bts_trace *bts_threshold(bool can_wait);
 
 #endif

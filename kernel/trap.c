@@ -5,6 +5,7 @@
 #include "kernel/console.h"
 #include "kernel/cpu.h"
 #include "kernel/extable.h"
+#include "kernel/gdt.h"
 #include "kernel/panic.h"
 #include "kernel/recover.h"
 #include "kernel/symbols.h"
@@ -14,10 +15,10 @@
 #define GATE_DPL3      0x60 /* reachable by INT n from CPL 3 */
 
 /* TSS IST slots (kernel/gdt.c): the stacks that survive a broken RSP. */
-#define IST_NMI 1
+#define IST_NMI 1 /* kernel/isr.S reads it from the TSS (TSS_IST_NMI_OFFSET) */
 #define IST_DF  2
 #define IST_MC  3
-#define IST_DB  4 /* only until kernel/isr.S has picked the stack: see db_entry there */
+#define IST_DB  4 /* NMI and #DB: only until kernel/isr.S has picked the stack (IST_MOVE) */
 
 struct idt_gate {
     uint16_t off_lo, sel;
@@ -140,6 +141,11 @@ void trap_report(const struct trap_frame *f, void (*out)(const char *fmt, ...))
     out("R13 %016lx R14 %016lx R15 %016lx\n", f->r13, f->r14, f->r15);
     if (!trap_from_user(f))
         backtrace_from(f->rbp, out);
+}
+
+bool trap_can_block(const struct trap_frame *f)
+{
+    return !ist_stack_contains((uint64_t)f);
 }
 
 static void default_exception(struct trap_frame *f)

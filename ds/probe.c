@@ -219,11 +219,9 @@ void ds_init(const struct btsx_options *opt)
 {
     const char *model_how = choose_layouts(opt->model_layout);
     model_set_layout(model_layout);
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     hw_ok = probe_hw();
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 
     switch (opt->backend) {
     case BACKEND_AUTO:

@@ -218,8 +218,7 @@ static void probe_db(struct trap_frame *f)
 
 void trap_probe_syscall_tf(void)
 {
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     trap_handler_t old = trap_set_handler(VEC_DB, probe_db);
     uint64_t efer = rdmsr(MSR_EFER), star = rdmsr(MSR_STAR), lstar = rdmsr(MSR_LSTAR),
              fmask = rdmsr(MSR_FMASK);
@@ -235,8 +234,7 @@ void trap_probe_syscall_tf(void)
     wrmsr(MSR_LSTAR, lstar);
     wrmsr(MSR_STAR, star);
     trap_set_handler(VEC_DB, old);
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 }
 
 bool trap_syscall_tf_quirk(void)

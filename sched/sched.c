@@ -125,34 +125,28 @@ void schedule(void)
 
 void task_yield(void)
 {
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     schedule();
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 }
 
 void task_block(void)
 {
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     current->state = TASK_BLOCKED;
     schedule();
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 }
 
 void task_wake(struct task *t)
 {
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     if (t->state == TASK_BLOCKED || t->state == TASK_SLEEPING) {
         t->state = TASK_RUNNABLE;
         if (t != current)
             rq_push(t);
     }
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 }
 
 static void sleep_done(struct trap_frame *f, void *arg)
@@ -163,14 +157,12 @@ static void sleep_done(struct trap_frame *f, void *arg)
 
 void task_sleep_ms(unsigned ms)
 {
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     current->state = TASK_SLEEPING;
     if (timer_start_us((uint64_t)ms * 1000, sleep_done, current) < 0)
         current->state = TASK_RUNNABLE; /* no timer slot: do not sleep forever */
     schedule();
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 }
 
 void task_exit(int status)
@@ -219,8 +211,7 @@ void check_runner_abort(void)
 
 void task_wait(struct task *t)
 {
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     t->joiner = current;
     while (t->state != TASK_ZOMBIE) {
         current->state = TASK_BLOCKED;
@@ -230,8 +221,7 @@ void task_wait(struct task *t)
         check_runner_abort();
     }
     t->joiner = NULL;
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 }
 
 int task_join(struct task *t, int *status)
@@ -284,12 +274,10 @@ static struct task *task_alloc(const char *name)
 
 static void enqueue_new(struct task *t)
 {
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     t->state = TASK_RUNNABLE;
     rq_push(t);
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 }
 
 struct task *task_create(const char *name, void (*fn)(void *), void *arg)
@@ -356,14 +344,12 @@ struct task *task_create_user(const char *name, const void *code, uint64_t len,
 
 void task_set_trace(struct task *tracee, struct task *tracer, struct bts_trace *tr)
 {
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     tracee->trace = tr;
     tracee->tracer = tr ? tracer : NULL;
     if (tracee == current)
         ds_switch(NULL, tr);
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 }
 
 static void idle_loop(void *arg)

@@ -28,25 +28,21 @@ int sched_stream_full(struct bts_trace *t, void *arg)
 
 void sched_wait_tracee(struct task *tracee)
 {
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     while (!tracee->drain_wait && tracee->state != TASK_ZOMBIE) {
         current->state = TASK_BLOCKED;
         schedule();
         check_runner_abort();
     }
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 }
 
 void sched_release_tracee(struct task *tracee)
 {
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     tracee->drain_wait = false;
     task_wake(tracee);
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 }
 
 /* User code is a copy of kernel-image bytes: name a user address by the kernel symbol of
@@ -113,8 +109,7 @@ void sched_abort_runner(void)
 
 unsigned sched_kill_others(void)
 {
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     unsigned n = 0;
     sched_rq_clear(); /* only the runner runs now; the idle task is never queued */
     while (all_tasks && all_tasks != idle_task) {
@@ -125,7 +120,6 @@ unsigned sched_kill_others(void)
     }
     /* The idle task is the oldest entry; anything behind it was created before it: none. */
     runner_abort = false;
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
     return n;
 }

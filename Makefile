@@ -13,6 +13,7 @@ endif
 LD      := $(CROSS_COMPILE)ld
 OBJCOPY := $(CROSS_COMPILE)objcopy
 NM      := $(CROSS_COMPILE)nm
+READELF := $(CROSS_COMPILE)readelf
 HOSTCC  ?= cc
 PYTHON  ?= python3
 B       := build
@@ -71,10 +72,12 @@ $(B)/k/font.o: $(B)/font.psf
 
 # Two links: the first gives the addresses, the second embeds them as the symbol table.
 # .ksyms is the last segment, so filling it moves nothing; tools/check-syms.sh proves it.
-$(B)/btsx.elf: $(KOBJ) linker.ld tools/mksyms.sh tools/check-syms.sh
+# tools/check-sizes.sh proves that every function and object has a size (boot/asm.h).
+$(B)/btsx.elf: $(KOBJ) linker.ld tools/mksyms.sh tools/check-syms.sh tools/check-sizes.sh
 	@echo "  LD      $@"
 	$(Q)$(LD) $(KLDFLAGS) -o $(B)/btsx.pass1.elf $(KOBJ)
-	$(Q)$(NM) -n $(B)/btsx.pass1.elf | sh tools/mksyms.sh > $(B)/syms.S
+	$(Q)sh tools/check-sizes.sh $(READELF) $(B)/btsx.pass1.elf
+	$(Q)$(NM) -n -S $(B)/btsx.pass1.elf | sh tools/mksyms.sh > $(B)/syms.S
 	$(Q)$(CC) $(KASFLAGS) -c $(B)/syms.S -o $(B)/syms.o
 	$(Q)$(LD) $(KLDFLAGS) -o $@ $(KOBJ) $(B)/syms.o
 	$(Q)sh tools/check-syms.sh $(NM) $(B)/btsx.pass1.elf $@

@@ -4,6 +4,7 @@
  * are clear inside; the CPU restores both with the IRETQ at isr_iretq. #DB first goes through
  * db_entry, which picks the stack its handler runs on.
  */
+#include "boot/asm.h"
 #include "kernel/gdt.h"
 #include "kernel/msr-index.h"
 #include "kernel/paging.h"
@@ -15,8 +16,7 @@
 
     .text
     .balign STUB_SIZE
-    .globl isr_stubs
-isr_stubs:
+ENTRY(isr_stubs)
     vec = 0
     .rept 256
     .balign STUB_SIZE
@@ -35,6 +35,7 @@ isr_stubs:
     .endr
     .globl isr_stubs_end
 isr_stubs_end:
+END(isr_stubs)
 
 /* Completes struct trap_frame over the vector and error code, calls fn(frame), undoes it. */
 .macro CALL_WITH_FRAME fn
@@ -77,11 +78,11 @@ isr_stubs_end:
     add $16, %rsp                       /* vector and error code */
 .endm
 
-isr_common:
+LOCAL_ENTRY(isr_common)
     CALL_WITH_FRAME trap_dispatch
-    .globl isr_iretq
-isr_iretq:
+LABEL(isr_iretq)
     iretq
+END(isr_common)
 
 /*
  * #DB arrives on an IST stack of its own, because it can be taken where the kernel has no
@@ -108,7 +109,7 @@ isr_iretq:
 #define DB_WORDS 9                      /* RCX, RAX, vector, error code and the CPU's 5 words */
 #define DB_CS    (5 * 8)
 #define DB_RSP   (7 * 8)
-db_entry:
+LOCAL_ENTRY(db_entry)
     push %rax
     push %rcx
     testb $3, DB_CS(%rsp)
@@ -129,12 +130,14 @@ db_entry:
     pop %rcx
     pop %rax
     jmp isr_common
+END(db_entry)
 
-db_hazard:
+LOCAL_ENTRY(db_hazard)
     pop %rcx
     pop %rax
     CALL_WITH_FRAME trap_db_hazard
     iretq
+END(db_hazard)
 
 /*
  * syscall_tf_probe(): a SYSCALL at CPL 0 that starts with TF set by the POPFQ before it, with
@@ -143,15 +146,16 @@ db_hazard:
  * raises one at syscall_tf_probe_entry, on this (kernel) stack. The entry returns to the
  * caller with the saved flags less TF.
  */
-    .globl syscall_tf_probe, syscall_tf_probe_entry
-syscall_tf_probe:
+ENTRY(syscall_tf_probe)
     pushfq
     orq $RFLAGS_TF, (%rsp)
     popfq
     syscall
     ret
-syscall_tf_probe_entry:
+END(syscall_tf_probe)
+ENTRY(syscall_tf_probe_entry)
     andq $~RFLAGS_TF, %r11
     push %r11
     popfq
     jmp *%rcx
+END(syscall_tf_probe_entry)

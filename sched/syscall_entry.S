@@ -3,9 +3,10 @@
  * cleared by IA32_FMASK. Switch to the task's kernel stack, build struct syscall_frame, call
  * syscall_dispatch, and SYSRET with whatever it left in the frame.
  */
+#include "boot/asm.h"
+
     .text
-    .globl syscall_entry, syscall_sysretq
-syscall_entry:
+ENTRY(syscall_entry)
     mov %rsp, syscall_user_rsp(%rip)
     mov syscall_kernel_rsp(%rip), %rsp
     pushq syscall_user_rsp(%rip)
@@ -42,11 +43,15 @@ syscall_entry:
     pop %rcx
     pop %r11
     pop %rsp                            /* interrupts are off: nothing runs on this stack */
-syscall_sysretq:
+LABEL(syscall_sysretq)
     sysretq
+END(syscall_entry)
 
     .bss
     .balign 8
-    .globl syscall_user_rsp, syscall_kernel_rsp
-syscall_user_rsp:   .quad 0
-syscall_kernel_rsp: .quad 0
+DATA(syscall_user_rsp)
+    .quad 0
+END(syscall_user_rsp)
+DATA(syscall_kernel_rsp)
+    .quad 0
+END(syscall_kernel_rsp)

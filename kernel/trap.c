@@ -1,4 +1,4 @@
-/* The IDT, trap dispatch, default exception handling and exception reports. */
+/* The IDT, trap dispatch and default exception handling (the reports: kernel/trapreport.c). */
 #include "kernel/trap.h"
 
 #include "boot/layout.h"
@@ -6,8 +6,6 @@
 #include "kernel/cpu.h"
 #include "kernel/extable.h"
 #include "kernel/panic.h"
-#include "kernel/recover.h"
-#include "kernel/symbols.h"
 
 #define STUB_SIZE      16
 #define GATE_INTERRUPT 0x8E /* present, DPL 0, 64-bit interrupt gate */
@@ -33,52 +31,10 @@ trap_exit_hook_t trap_exit_hook;
 trap_entry_hook_t trap_entry_hook;
 syscall_entry_hook_t syscall_entry_hook;
 syscall_exit_hook_t syscall_exit_hook;
-trap_fault_hook_t trap_fault_hook;
+trap_fault_hook_t trap_fault_hook, trap_recover_hook;
 trap_nmi_hook_t trap_nmi_hook;
 
 extern const char isr_stubs[];
-
-static const char *const exception_names[VEC_NUM_EXCEPTIONS] = {
-    "#DE divide error",
-    "#DB debug",
-    "NMI",
-    "#BP breakpoint",
-    "#OF overflow",
-    "#BR bound range",
-    "#UD invalid opcode",
-    "#NM device not available",
-    "#DF double fault",
-    "coprocessor segment overrun",
-    "#TS invalid TSS",
-    "#NP segment not present",
-    "#SS stack fault",
-    "#GP general protection",
-    "#PF page fault",
-    "reserved 15",
-    "#MF x87 error",
-    "#AC alignment check",
-    "#MC machine check",
-    "#XM SIMD error",
-    "#VE virtualization",
-    "#CP control protection",
-    "reserved 22",
-    "reserved 23",
-    "reserved 24",
-    "reserved 25",
-    "reserved 26",
-    "reserved 27",
-    "#HV hypervisor injection",
-    "#VC VMM communication",
-    "#SX security",
-    "reserved 31",
-};
-
-const char *trap_vector_name(unsigned vector)
-{
-    if (vector < VEC_NUM_EXCEPTIONS)
-        return exception_names[vector];
-    return vector < NUM_VECTORS ? "interrupt" : "bad vector";
-}
 
 uint64_t trap_stub_address(unsigned vector)
 {
@@ -126,22 +82,6 @@ trap_handler_t trap_set_handler(unsigned vector, trap_handler_t h)
     return old;
 }
 
-void trap_report(const struct trap_frame *f, void (*out)(const char *fmt, ...))
-{
-    char sym[SYMBOL_TEXT_MAX];
-    symbol_format(f->rip, sym, sizeof(sym));
-    out("exception %lu (%s), error code %#lx, at %s\n", f->vector,
-        trap_vector_name((unsigned)f->vector), f->error_code, sym);
-    out("RIP %016lx CS %04lx RFLAGS %016lx CPL %lu\n", f->rip, f->cs, f->rflags, f->cs & 3);
-    out("RSP %016lx SS %04lx CR2 %016lx CR3 %016lx\n", f->rsp, f->ss, read_cr2(), read_cr3());
-    out("RAX %016lx RBX %016lx RCX %016lx RDX %016lx\n", f->rax, f->rbx, f->rcx, f->rdx);
-    out("RSI %016lx RDI %016lx RBP %016lx R8  %016lx\n", f->rsi, f->rdi, f->rbp, f->r8);
-    out("R9  %016lx R10 %016lx R11 %016lx R12 %016lx\n", f->r9, f->r10, f->r11, f->r12);
-    out("R13 %016lx R14 %016lx R15 %016lx\n", f->r13, f->r14, f->r15);
-    if (!trap_from_user(f))
-        backtrace_from(f->rbp, out);
-}
-
 static void default_exception(struct trap_frame *f)
 {
     uint64_t fixup = extable_lookup(f->rip);
@@ -152,7 +92,7 @@ static void default_exception(struct trap_frame *f)
     }
     if (trap_fault_hook && trap_fault_hook(f))
         return;
-    if (recover_from_trap(f, RECOVER_FAULT))
+    if (trap_recover_hook && trap_recover_hook(f))
         return;
     panic_frame(f, "unexpected exception");
 }

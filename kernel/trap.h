@@ -57,6 +57,7 @@ uint64_t trap_stub_address(unsigned vector);
 /* The IRETQ every vector's entry code returns through (a BTS record's `from` then). */
 extern const char isr_iretq[];
 
+/* kernel/trapreport.c */
 const char *trap_vector_name(unsigned vector);
 /* Prints an exception report: vector name, error code, symbolised RIP, CR2, registers. */
 void trap_report(const struct trap_frame *f, void (*out)(const char *fmt, ...));
@@ -78,10 +79,13 @@ typedef void (*syscall_entry_hook_t)(uint64_t from, uint64_t to, uint64_t user_r
 typedef void (*syscall_exit_hook_t)(uint64_t from, uint64_t to, uint64_t *user_rflags);
 extern syscall_entry_hook_t syscall_entry_hook;
 extern syscall_exit_hook_t syscall_exit_hook;
-/* Consulted before a fault ends the current recovery point: the scheduler contains faults of
- * its tasks (returns true if it took the fault, and then does not return to the caller). */
+/* Consulted in this order before an exception that no handler or fixup took panics; each
+ * returns true if it took the fault (and then does not return to the faulting code).
+ * trap_fault_hook contains the fault where it happened (the scheduler ends a faulting task);
+ * trap_recover_hook abandons the innermost recovery point (kernel/recover.c installs it).
+ * Registered from above, so that this layer calls neither. */
 typedef bool (*trap_fault_hook_t)(struct trap_frame *f);
-extern trap_fault_hook_t trap_fault_hook;
+extern trap_fault_hook_t trap_fault_hook, trap_recover_hook;
 /* Asked first about every NMI: returns true if the NMI was its own (the NMI watchdog's, which
  * shares the vector with the PMI and the tests' self-NMIs) and it handled it. */
 typedef bool (*trap_nmi_hook_t)(struct trap_frame *f);

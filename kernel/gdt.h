@@ -2,7 +2,8 @@
 #ifndef BTSX_KERNEL_GDT_H
 #define BTSX_KERNEL_GDT_H
 
-/* Where the TSS keeps RSP0: the #DB entry (kernel/isr.S) moves a frame from user mode there. */
+/* Where the TSS keeps RSP0: the #DB entry (kernel/isr.S) moves a frame from user mode there,
+ * and the SYSCALL entry (sched/syscall_entry.S) takes its stack from it. */
 #define TSS_RSP0_OFFSET 4
 
 #ifndef __ASSEMBLER__

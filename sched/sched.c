@@ -15,7 +15,6 @@
 #include "kernel/timer.h"
 #include "kernel/trap.h"
 #include "sched/internal.h"
-#include "sched/syscall.h"
 
 #define SWITCH_FRAME_WORDS 7 /* r15 r14 r13 r12 rbx rbp rflags, then the return RIP */
 #define IDLE_NAME          "idle"
@@ -29,35 +28,36 @@ static struct task *rq_head, *rq_tail;
 struct task *all_tasks;
 volatile bool runner_abort;
 static unsigned next_id = 1;
-static uint64_t switches;
 static bool ds_hook = true;
-static struct switch_log_entry *log_buf;
-static unsigned log_cap, log_len;
+static struct sched_switch_probe *switch_probes;
 
 struct task *task_current(void)
 {
     return current;
-}
-uint64_t sched_switches(void)
-{
-    return switches;
 }
 void sched_ds_hook_enable(bool on)
 {
     ds_hook = on;
 }
 
-void sched_log_start(struct switch_log_entry *buf, unsigned cap)
+void sched_switch_probe_add(struct sched_switch_probe *p)
 {
-    log_len = 0;
-    log_cap = cap;
-    log_buf = buf;
+    bool irq = irq_save();
+    sched_switch_probe_remove(p); /* at most once in the list */
+    p->next = switch_probes;
+    switch_probes = p;
+    irq_restore(irq);
 }
 
-unsigned sched_log_stop(void)
+void sched_switch_probe_remove(struct sched_switch_probe *p)
 {
-    log_buf = NULL;
-    return log_len;
+    bool irq = irq_save();
+    for (struct sched_switch_probe **q = &switch_probes; *q; q = &(*q)->next)
+        if (*q == p) {
+            *q = p->next;
+            break;
+        }
+    irq_restore(irq);
 }
 
 static void rq_push(struct task *t)
@@ -91,8 +91,7 @@ static void finish_switch(void)
 {
     struct task *prev = last;
     if (current->user) {
-        tss_set_rsp0(kstack_top(current));
-        syscall_set_kernel_stack(kstack_top(current));
+        tss_set_rsp0(kstack_top(current)); /* interrupts and SYSCALL (sched/syscall_entry.S) */
         as_switch(&current->as);
     } else if (prev && prev->user) {
         as_switch(&kernel_as);
@@ -113,9 +112,8 @@ void schedule(void)
         next = idle_task;
     if (next == prev)
         return;
-    switches++;
-    if (log_buf && log_len < log_cap)
-        log_buf[log_len++] = (struct switch_log_entry){prev->id, next->id, rdtsc()};
+    for (struct sched_switch_probe *p = switch_probes; p; p = p->next)
+        p->fn(prev, next, p->arg);
     prev->trap_depth = trap_depth;
     last = prev;
     current = next;
@@ -191,11 +189,8 @@ void task_free(struct task *t)
             *p = t->all_next;
             break;
         }
-    if (t->user) {
-        as_destroy(&t->as);
-        for (unsigned i = 0; i < t->npages; i++)
-            pages_free(t->pages[i], 1);
-    }
+    if (t->release)
+        t->release(t);
     pages_free(t->kstack, KSTACK_PAGES);
     kfree(t);
 }
@@ -241,13 +236,11 @@ static void task_start(void)
     finish_switch();
     irq_enable();
     struct task *t = current;
-    if (t->user)
-        user_task_enter(t);
     t->entry(t->arg);
     task_exit(0);
 }
 
-static struct task *task_alloc(const char *name)
+struct task *task_alloc(const char *name)
 {
     struct task *t = kzalloc(sizeof(*t));
     if (!t)
@@ -272,7 +265,7 @@ static struct task *task_alloc(const char *name)
     return t;
 }
 
-static void enqueue_new(struct task *t)
+void task_enqueue_new(struct task *t)
 {
     bool irq = irq_save();
     t->state = TASK_RUNNABLE;
@@ -287,58 +280,7 @@ struct task *task_create(const char *name, void (*fn)(void *), void *arg)
         return NULL;
     t->entry = fn;
     t->arg = arg;
-    enqueue_new(t);
-    return t;
-}
-
-static int map_user_page(struct task *t, uint64_t va, uint64_t flags, const void *src, uint64_t len)
-{
-    if (t->npages == USER_MAX_PAGES)
-        return E_NOMEM;
-    uint64_t p = pages_alloc(1);
-    if (!p)
-        return E_NOMEM;
-    t->pages[t->npages++] = p;
-    if (src)
-        memcpy((void *)p, src, len);
-    return as_map_user(&t->as, va, p, flags);
-}
-
-struct task *task_create_user(const char *name, const void *code, uint64_t len,
-                              uint64_t entry_offset, uint64_t arg, uint64_t arg2)
-{
-    if (len == 0 || entry_offset >= len)
-        return NULL;
-    struct task *t = task_alloc(name);
-    if (!t)
-        return NULL;
-    t->user = true;
-    int err = as_create(&t->as);
-    uint64_t pages = (len + PAGE_SIZE - 1) / PAGE_SIZE;
-    for (uint64_t i = 0; !err && i < pages; i++) {
-        uint64_t chunk = len - i * PAGE_SIZE < PAGE_SIZE ? len - i * PAGE_SIZE : PAGE_SIZE;
-        err = map_user_page(t, USER_CODE_VA + i * PAGE_SIZE, 0,
-                            (const uint8_t *)code + i * PAGE_SIZE, chunk);
-    }
-    if (!err)
-        err = map_user_page(t, USER_DATA_VA, PTE_W | PTE_NX, NULL, 0);
-    if (!err)
-        err = map_user_page(t, USER_STACK_VA, PTE_W | PTE_NX, NULL, 0);
-    if (err) {
-        if (t->as.pml4)
-            as_destroy(&t->as);
-        for (unsigned i = 0; i < t->npages; i++)
-            pages_free(t->pages[i], 1);
-        pages_free(t->kstack, KSTACK_PAGES);
-        kfree(t);
-        return NULL;
-    }
-    t->user_entry = USER_CODE_VA + entry_offset;
-    t->user_arg = arg;
-    t->user_arg2 = arg2;
-    t->code_src = (uint64_t)code;
-    t->code_len = len;
-    enqueue_new(t);
+    task_enqueue_new(t);
     return t;
 }
 
@@ -370,8 +312,6 @@ void sched_init(void)
         panic("no memory for the idle task");
     idle_task->entry = idle_loop;
     idle_task->state = TASK_RUNNABLE;
-    syscall_init();
-    trap_fault_hook = sched_task_fault;
 }
 
 void sched_rq_clear(void)

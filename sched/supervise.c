@@ -58,6 +58,11 @@ static void task_symbol(const struct task *t, uint64_t a, char *buf, size_t len)
     symbol_format(a, buf, len);
 }
 
+void sched_supervise_init(void)
+{
+    trap_fault_hook = sched_task_fault;
+}
+
 /* The seed's debugging use case: a traced task crashes, the report shows how it got there. */
 bool sched_task_fault(struct trap_frame *f)
 {

@@ -15,6 +15,7 @@
 #include "kernel/string.h"
 #include "sched/sched.h"
 #include "tests/btscheck.h"
+#include "tests/switchlog.h"
 #include "tests/test.h"
 
 #define SPIN_ITERATIONS 20000
@@ -129,14 +130,19 @@ static void pingpong(void *arg)
 
 static uint64_t cycles_per_switch(void)
 {
-    uint64_t s0 = sched_switches(), t0 = rdtsc_ordered();
+    static struct switch_log sl;
+    switch_log_start(&sl, NULL, 0);
+    uint64_t t0 = rdtsc_ordered();
     struct task *a = task_create("ping", pingpong, NULL);
     struct task *b = task_create("pong", pingpong, NULL);
-    if (!a || !b)
+    if (!a || !b) {
+        switch_log_stop(&sl);
         return 0;
+    }
     task_join(a, NULL);
     task_join(b, NULL);
-    uint64_t n = sched_switches() - s0;
+    switch_log_stop(&sl);
+    uint64_t n = sl.switches;
     return n ? (rdtsc_ordered() - t0) / n : 0;
 }
 

@@ -54,8 +54,15 @@ static void set_gate(unsigned v, uint8_t ist, uint8_t type)
     };
 }
 
+static void default_exception(struct trap_frame *f);
+
 void idt_init(void)
 {
+    /* Every exception starts with the default handling, which trap_set_handler() returns as
+     * the previous handler: a handler installed over it can observe and pass on. */
+    for (unsigned v = 0; v < VEC_NUM_EXCEPTIONS; v++)
+        if (!handlers[v])
+            handlers[v] = default_exception;
     for (unsigned v = 0; v < NUM_VECTORS; v++)
         set_gate(v, 0, GATE_INTERRUPT);
     set_gate(VEC_NMI, IST_NMI, GATE_INTERRUPT);
@@ -86,7 +93,6 @@ static void default_exception(struct trap_frame *f)
 {
     uint64_t fixup = extable_lookup(f->rip);
     if (fixup && !trap_from_user(f)) {
-        extable_last_vector = (unsigned)f->vector;
         f->rip = fixup;
         return;
     }
@@ -193,8 +199,6 @@ void trap_dispatch(struct trap_frame *f)
         ; /* the watchdog's NMI */
     else if (h)
         h(f);
-    else if (f->vector < VEC_NUM_EXCEPTIONS)
-        default_exception(f);
     else
         panic_frame(f, "interrupt with no handler");
     if (trap_depth == 1 && trap_exit_hook)

@@ -50,7 +50,8 @@ struct trap_frame {
 typedef void (*trap_handler_t)(struct trap_frame *f);
 
 void idt_init(void);
-/* Installs a handler for a vector; returns the previous one. */
+/* Installs a handler for a vector; returns the previous one. An exception vector's first
+ * handler is the default handling (fixups, fault hooks, panic): chain to it to keep that. */
 trap_handler_t trap_set_handler(unsigned vector, trap_handler_t h);
 /* Entry address of a vector's entry code (what an IDT gate points at, a BTS record's `to`). */
 uint64_t trap_stub_address(unsigned vector);

@@ -8,7 +8,7 @@
 #include "sched/sched.h"
 
 extern struct task boot_task; /* the test runner: the context kmain ran in */
-extern struct task *current, *idle_task, *all_tasks;
+extern struct task *current_task, *idle_task, *all_tasks;
 extern volatile bool runner_abort;
 
 /* Picks the next task and switches to it; call with interrupts off. */

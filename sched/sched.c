@@ -22,7 +22,8 @@
 void sched_switch_stacks(uint64_t *prev_rsp, uint64_t next_rsp);
 
 struct task boot_task = {.name = "runner", .state = TASK_RUNNABLE};
-struct task *current = &boot_task, *idle_task;
+/* The task running now (ds/trace.c's bts_current() is the trace loaded, a different thing). */
+struct task *current_task = &boot_task, *idle_task;
 static struct task *last;
 static struct task *rq_head, *rq_tail;
 struct task *all_tasks;
@@ -33,7 +34,7 @@ static struct sched_switch_probe *switch_probes;
 
 struct task *task_current(void)
 {
-    return current;
+    return current_task;
 }
 void sched_ds_hook_enable(bool on)
 {
@@ -90,21 +91,21 @@ static uint64_t kstack_top(const struct task *t)
 static void finish_switch(void)
 {
     struct task *prev = last;
-    if (current->user) {
-        tss_set_rsp0(kstack_top(current)); /* interrupts and SYSCALL (sched/syscall_entry.S) */
-        as_switch(&current->as);
+    if (current_task->user) {
+        tss_set_rsp0(kstack_top(current_task)); /* interrupts and SYSCALL (sched/syscall_entry.S) */
+        as_switch(&current_task->as);
     } else if (prev && prev->user) {
         as_switch(&kernel_as);
     }
-    trap_depth = current->trap_depth;
+    trap_depth = current_task->trap_depth;
     if (ds_hook)
-        ds_switch(prev ? prev->trace : NULL, current->trace);
+        ds_switch(prev ? prev->trace : NULL, current_task->trace);
 }
 
 /* Picks the next task and switches to it; call with interrupts off. */
 void schedule(void)
 {
-    struct task *prev = current;
+    struct task *prev = current_task;
     if (prev->state == TASK_RUNNABLE && prev != idle_task)
         rq_push(prev);
     struct task *next = rq_pop();
@@ -116,7 +117,7 @@ void schedule(void)
         p->fn(prev, next, p->arg);
     prev->trap_depth = trap_depth;
     last = prev;
-    current = next;
+    current_task = next;
     sched_switch_stacks(&prev->rsp, next->rsp);
     finish_switch();
 }
@@ -131,7 +132,7 @@ void task_yield(void)
 void task_block(void)
 {
     bool irq = irq_save();
-    current->state = TASK_BLOCKED;
+    current_task->state = TASK_BLOCKED;
     schedule();
     irq_restore(irq);
 }
@@ -141,7 +142,7 @@ void task_wake(struct task *t)
     bool irq = irq_save();
     if (t->state == TASK_BLOCKED || t->state == TASK_SLEEPING) {
         t->state = TASK_RUNNABLE;
-        if (t != current)
+        if (t != current_task)
             rq_push(t);
     }
     irq_restore(irq);
@@ -156,9 +157,9 @@ static void sleep_done(struct trap_frame *f, void *arg)
 void task_sleep_ms(unsigned ms)
 {
     bool irq = irq_save();
-    current->state = TASK_SLEEPING;
-    if (timer_start_us((uint64_t)ms * 1000, sleep_done, current) < 0)
-        current->state = TASK_RUNNABLE; /* no timer slot: do not sleep forever */
+    current_task->state = TASK_SLEEPING;
+    if (timer_start_us((uint64_t)ms * 1000, sleep_done, current_task) < 0)
+        current_task->state = TASK_RUNNABLE; /* no timer slot: do not sleep forever */
     schedule();
     irq_restore(irq);
 }
@@ -166,7 +167,7 @@ void task_sleep_ms(unsigned ms)
 void task_exit(int status)
 {
     irq_disable();
-    struct task *t = current;
+    struct task *t = current_task;
     if (t == &boot_task)
         panic("the test runner called task_exit");
     t->exit_status = status;
@@ -198,7 +199,7 @@ void task_free(struct task *t)
 /* In the runner's waits: the watchdog asked it to give up. */
 void check_runner_abort(void)
 {
-    if (current == &boot_task && runner_abort) {
+    if (current_task == &boot_task && runner_abort) {
         runner_abort = false;
         recover_propagate(RECOVER_TIMEOUT);
     }
@@ -207,11 +208,11 @@ void check_runner_abort(void)
 void task_wait(struct task *t)
 {
     bool irq = irq_save();
-    t->joiner = current;
+    t->joiner = current_task;
     while (t->state != TASK_ZOMBIE) {
-        current->state = TASK_BLOCKED;
+        current_task->state = TASK_BLOCKED;
         schedule();
-        if (current == &boot_task && runner_abort)
+        if (current_task == &boot_task && runner_abort)
             t->joiner = NULL;
         check_runner_abort();
     }
@@ -221,7 +222,7 @@ void task_wait(struct task *t)
 
 int task_join(struct task *t, int *status)
 {
-    if (t == current || t->joiner)
+    if (t == current_task || t->joiner)
         return E_STATE;
     task_wait(t);
     if (status)
@@ -235,7 +236,7 @@ static void task_start(void)
 {
     finish_switch();
     irq_enable();
-    struct task *t = current;
+    struct task *t = current_task;
     t->entry(t->arg);
     task_exit(0);
 }
@@ -289,7 +290,7 @@ void task_set_trace(struct task *tracee, struct task *tracer, struct bts_trace *
     bool irq = irq_save();
     tracee->trace = tr;
     tracee->tracer = tr ? tracer : NULL;
-    if (tracee == current)
+    if (tracee == current_task)
         ds_switch(NULL, tr);
     irq_restore(irq);
 }

@@ -15,13 +15,13 @@ int sched_stream_full(struct bts_trace *t, void *arg)
 {
     (void)t;
     struct task *tracee = arg;
-    if (tracee != current || !tracee->tracer)
+    if (tracee != current_task || !tracee->tracer)
         return E_STATE; /* nobody can drain: the caller counts the loss */
     /* Suspended inside the threshold interrupt, mid-loop if need be; the tracee's registers
      * stay in the interrupted frame on its own stack and it resumes only after the drain. */
     tracee->drain_wait = true;
     task_wake(tracee->tracer);
-    current->state = TASK_BLOCKED;
+    current_task->state = TASK_BLOCKED;
     schedule();
     return 0;
 }
@@ -30,7 +30,7 @@ void sched_wait_tracee(struct task *tracee)
 {
     bool irq = irq_save();
     while (!tracee->drain_wait && tracee->state != TASK_ZOMBIE) {
-        current->state = TASK_BLOCKED;
+        current_task->state = TASK_BLOCKED;
         schedule();
         check_runner_abort();
     }
@@ -66,7 +66,7 @@ void sched_supervise_init(void)
 /* The seed's debugging use case: a traced task crashes, the report shows how it got there. */
 bool sched_task_fault(struct trap_frame *f)
 {
-    struct task *t = current;
+    struct task *t = current_task;
     if (t == &boot_task || t == idle_task)
         return false; /* the test runner's faults end its test instead */
     t->faulted = true;
@@ -93,16 +93,16 @@ bool sched_task_fault(struct trap_frame *f)
 
 bool sched_in_runner(void)
 {
-    return current == &boot_task;
+    return current_task == &boot_task;
 }
 bool sched_in_idle(void)
 {
-    return current == idle_task;
+    return current_task == idle_task;
 }
 
 void sched_abort_current(const char *why)
 {
-    kprintf_diag("task %u (%s) %s", current->id, current->name, why);
+    kprintf_diag("task %u (%s) %s", current_task->id, current_task->name, why);
     task_exit(E_TIMEDOUT);
 }
 

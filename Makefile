@@ -4,6 +4,7 @@
 #   make check    every test: host unit tests, the kernel suites under every runner
 #                 configuration, the framework self-test
 #   make bench    boot times and ISO size
+#   make lint     mypy --strict and flake8 over the Python tools (tools/btsx and its launchers)
 #   make deps     install what is missing (Debian packages)
 
 CROSS_COMPILE ?=
@@ -41,7 +42,7 @@ KOBJ := $(patsubst %,$(B)/k/%.o,$(KSRC)) $(B)/k/font.o
 FONT := /usr/share/consolefonts/Lat15-Terminus16.psf.gz
 
 .PHONY: all kernel iso run check unit kernel-check selftest x2apic-check bench deps clean \
-        tools-check clang-build format
+        tools-check lint clang-build format
 all: kernel iso
 
 kernel: $(B)/btsx.elf $(B)/btsx32.elf
@@ -101,7 +102,7 @@ $(B)/btsx.iso: $(B)/btsx.elf grub.cfg tools/mkiso.sh
 # ------------------------------------------------------------------- set-up
 DEB_PKGS := qemu-system-x86 grub-pc-bin grub-efi-amd64-bin grub-common xorriso mtools ovmf \
             bochs bochsbios seabios libcmocka-dev clang lld console-setup-linux python3 gcc \
-            binutils make clang-format
+            binutils make clang-format mypy flake8
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -z "$$missing" ]; then echo "deps: all installed"; exit 0; fi; \
@@ -136,6 +137,13 @@ unit: $(UNIT_TESTS)
 
 tools-check:
 	$(PYTHON) -m unittest discover -s tools -p 'test_*.py'
+
+# The Python tools: the btsx package, its launchers and their tests (setup.cfg configures both).
+PY_TOOLS := tools/btsx tools/btsx-run tools/btsx-trace tools/bench.py $(sort $(wildcard tools/test_*.py))
+lint:
+	@command -v mypy >/dev/null && command -v flake8 >/dev/null || $(MAKE) deps
+	mypy --strict $(PY_TOOLS)
+	flake8 $(PY_TOOLS)
 
 kernel-check: all
 	$(RUNNER) --config $(CONFIGS) -j 2 --junit $(B)/junit.xml
@@ -174,6 +182,7 @@ check: deps
 	$(MAKE) --no-print-directory clang-build
 	$(MAKE) --no-print-directory unit
 	$(B)/unit/test_decode_objdump $(B)/clang/btsx.elf
+	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory tools-check
 	$(MAKE) --no-print-directory selftest
 	$(MAKE) --no-print-directory x2apic-check

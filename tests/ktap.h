@@ -1,4 +1,4 @@
-/* KTAP version 1 emitter (Linux Documentation/dev-tools/ktap.rst), pure: it only formats.
+/* KTAP version 1 emitter (the Linux kernel's test output format), pure: it only formats.
  *
  * Every line goes to put() as one NUL-terminated string that ends in '\n', so a sink can
  * write it to serial and screen atomically. A run looks like:

@@ -1,4 +1,4 @@
-"""Self-tests of tools/ktap.py and the decision logic of tools/btsx-run.
+"""Self-tests of the KTAP validator (btsx.ktap) and the runner's decisions (btsx.runner).
 
 Run: python3 -m unittest discover -s tools -p 'test_*.py'
 No emulator is needed: QEMU is replaced by a small Python script that
@@ -6,8 +6,6 @@ writes a canned serial log and exits with a chosen status.
 """
 
 import contextlib
-import importlib.machinery
-import importlib.util
 import io
 import os
 import shutil
@@ -18,22 +16,12 @@ import threading
 import time
 import unittest
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from unittest import mock
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import ktap  # noqa: E402
-
-
-def _load_runner():
-    loader = importlib.machinery.SourceFileLoader("btsx_run", os.path.join(HERE, "btsx-run"))
-    spec = importlib.util.spec_from_loader("btsx_run", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-runner = _load_runner()
+from btsx import bochs, ktap, logs, runner
+from btsx.expect import expected_outcome, glob_matches, parse_expect, parse_expect_header
 
 GOOD = """\
 \x1b[2J\x1b[01;01HWelcome to GRUB!\r
@@ -88,13 +76,13 @@ KTAP version 1
 SELFTEST_EXPECT = {"selftest.fault": "fail", "selftest.hang": "timeout", "selftest.fail": "fail"}
 
 
-def edit(text, old, new):
+def edit(text: str, old: str, new: str) -> str:
     assert old in text, old
     return text.replace(old, new, 1)
 
 
 class KtapParser(unittest.TestCase):
-    def assertInvalid(self, text, fragment, tap_ok=None):
+    def assertInvalid(self, text: str, fragment: str, tap_ok: bool | None = None) -> ktap.Report:
         rep = ktap.parse(text)
         self.assertFalse(rep.valid, f"accepted:\n{text}")
         self.assertTrue(any(fragment in e for e in rep.errors), rep.errors)
@@ -102,7 +90,7 @@ class KtapParser(unittest.TestCase):
             self.assertEqual(rep.tap_ok, tap_ok, rep.errors)
         return rep
 
-    def test_example_from_the_contract(self):
+    def test_example_from_the_contract(self) -> None:
         rep = ktap.parse(GOOD)
         self.assertEqual(rep.errors, [])
         self.assertEqual(rep.plan, 5)
@@ -115,128 +103,123 @@ class KtapParser(unittest.TestCase):
         self.assertEqual(rep.exit_code(), 1)
         self.assertTrue(rep.tap_ok)
 
-    def test_todo_and_xfail_ok_lines_pass(self):
+    def test_todo_and_xfail_ok_lines_pass(self) -> None:
         rep = ktap.parse(edit(PASSING, "# TODO not finished", "# XFAIL known"))
         self.assertEqual(rep.errors, [])
         self.assertEqual(rep.results[2].outcome, "pass")
         self.assertEqual(ktap.parse(PASSING).exit_code(), 0)
 
-    def test_not_ok_todo_counts_as_failed(self):
+    def test_not_ok_todo_counts_as_failed(self) -> None:
         rep = ktap.parse(edit(edit(PASSING, "ok 3 ds.todo", "not ok 3 ds.todo"),
                               "# 2 passed, 0 failed", "# 1 passed, 1 failed").replace("PASS", "FAIL"))
         self.assertEqual(rep.errors, [])
         self.assertEqual(rep.counts(), (1, 1, 1))
 
-    def test_bad_command_line_log(self):
+    def test_bad_command_line_log(self) -> None:
         rep = ktap.parse(BAD_CMDLINE)
         self.assertEqual(rep.errors, [])
         self.assertEqual((rep.plan, rep.exit_code()), (0, 2))
         self.assertEqual(rep.kernel_errors, ["unknown option 'bogus=1'"])
 
-    def test_header_after_noise_without_newline(self):
+    def test_header_after_noise_without_newline(self) -> None:
         rep = ktap.parse("\x1b[0mGRUB noise" + PASSING)
         self.assertEqual(rep.errors, [])
 
-    def test_no_header(self):
+    def test_no_header(self) -> None:
         self.assertInvalid("SeaBIOS\nBooting from DVD\n", "no 'KTAP version 1'")
 
-    def test_missing_plan(self):
+    def test_missing_plan(self) -> None:
         self.assertInvalid(edit(PASSING, "1..3\n", ""), "no plan", tap_ok=False)
 
-    def test_repeated_plan(self):
+    def test_repeated_plan(self) -> None:
         self.assertInvalid(edit(PASSING, "1..3\n", "1..3\n1..3\n"), "plan repeated", tap_ok=False)
 
-    def test_plan_after_results(self):
+    def test_plan_after_results(self) -> None:
         self.assertInvalid(edit(edit(PASSING, "1..3\n", ""), "# 2 passed", "1..3\n# 2 passed"),
                            "plan after results")
 
-    def test_duplicated_number(self):
+    def test_duplicated_number(self) -> None:
         self.assertInvalid(edit(PASSING, "ok 2 apic", "ok 1 apic"), "number 1 duplicated", tap_ok=False)
         rep = self.assertInvalid(edit(PASSING, "ok 3 ds.todo", "ok 2 ds.todo"), "duplicated")
         self.assertFalse(rep.tap_ok)
 
-    def test_gap(self):
+    def test_gap(self) -> None:
         text = edit(edit(PASSING, "ok 3 ds.todo # TODO not finished", "ok 4 ds.todo"),
                     "1..3", "1..4")
         self.assertInvalid(text, "out of sequence: expected 3", tap_ok=False)
 
-    def test_extra_result(self):
+    def test_extra_result(self) -> None:
         self.assertInvalid(edit(PASSING, "# 2 passed, 0 failed", "ok 4 extra\n# 3 passed, 0 failed"),
                            "outside plan 1..3", tap_ok=False)
 
-    def test_missing_results(self):
+    def test_missing_results(self) -> None:
         self.assertInvalid(edit(PASSING, "1..3", "1..4"), "plan 1..4 but 3 result(s)", tap_ok=False)
 
-    def test_wrong_summary(self):
+    def test_wrong_summary(self) -> None:
         self.assertInvalid(edit(GOOD, "# 2 passed, 2 failed, 1 skipped", "# 3 passed, 2 failed, 1 skipped"),
                            "summary says 3 passed")
 
-    def test_no_summary(self):
+    def test_no_summary(self) -> None:
         cut = PASSING[:PASSING.index("# 2 passed")]
         rep = self.assertInvalid(cut, "without the '# P passed")
         self.assertTrue(rep.tap_ok)
 
-    def test_repeated_summary(self):
+    def test_repeated_summary(self) -> None:
         self.assertInvalid(PASSING + "# 2 passed, 0 failed, 1 skipped\n", "summary line repeated")
 
-    def test_result_after_summary(self):
+    def test_result_after_summary(self) -> None:
         self.assertInvalid(edit(PASSING, "ok 3 ds.todo # TODO not finished\n# 2 passed, 0 failed, 1 skipped",
                                 "# 1 passed, 0 failed, 1 skipped\nok 3 ds.todo"), "after the summary")
 
-    def test_result_before_plan(self):
+    def test_result_before_plan(self) -> None:
         self.assertInvalid(edit(PASSING, "1..3\nok 1 boot.memmap", "ok 1 boot.memmap\n1..3"),
                            "before the plan")
 
-    def test_malformed_results(self):
+    def test_malformed_results(self) -> None:
         for bad in ("ok 1", "ok 1 boot.memmap# SKIP x", "ok 1  boot.memmap", "ok 01 boot.memmap"):
             with self.subTest(bad=bad):
                 self.assertFalse(ktap.parse(edit(PASSING, "ok 1 boot.memmap", bad)).valid)
 
-    def test_unknown_or_lowercase_directive(self):
+    def test_unknown_or_lowercase_directive(self) -> None:
         self.assertInvalid(edit(PASSING, "# SKIP no", "# skip no"), "unknown directive 'skip'")
         self.assertInvalid(edit(PASSING, "# SKIP no", "# MAYBE no"), "unknown directive")
 
-    def test_contradictory_directives(self):
+    def test_contradictory_directives(self) -> None:
         self.assertInvalid(edit(PASSING, "ok 1 boot.memmap", "ok 1 boot.memmap # TIMEOUT x"),
                            "contradictory")
         self.assertInvalid(edit(GOOD, "not ok 2 paging.write_text", "not ok 2 paging.write_text # SKIP x"),
                            "contradictory")
 
-    def test_verdict_must_agree(self):
+    def test_verdict_must_agree(self) -> None:
         self.assertInvalid(edit(PASSING, "verdict: PASS", "verdict: FAIL"), "results call for PASS")
 
-    def test_reboot_shows_as_second_header(self):
+    def test_reboot_shows_as_second_header(self) -> None:
         self.assertInvalid(PASSING + PASSING, "second KTAP header")
 
-    def test_unexpected_line(self):
+    def test_unexpected_line(self) -> None:
         self.assertInvalid(edit(PASSING, "ok 2 apic", "garbage\nok 2 apic"), "unexpected line")
 
 
-def make_run(text, status=1, config="direct", stop=None):
-    run = runner.Run(config, status=status, stop=stop)
-    run.report = ktap.parse(text)
-    return run
-
-
-def judged(text, status=1, config="direct", expect=None, expect_exit=None, append=None,
-           expect_header=(), **kw):
-    run = make_run(text, status, config, **kw)
-    runner.judge(run, config, expect or {}, expect_exit, append, expect_header)
-    return run
+def judged(text: str, status: int | None = 1, config: str = "direct",
+           expect: Mapping[str, str] | None = None, expect_exit: int | None = None,
+           append: str | None = None, expect_header: Sequence[tuple[str, str]] = (),
+           stop: str | None = None) -> runner.Run:
+    run = runner.Run(config, status=status, stop=stop, report=ktap.parse(text))
+    return runner.judge(run, config, expect or {}, expect_exit, append, expect_header)
 
 
 class Decisions(unittest.TestCase):
-    def assertFails(self, run, fragment):
+    def assertFails(self, run: runner.Run, fragment: str) -> None:
         self.assertTrue(run.reasons, "judged good")
         self.assertTrue(any(fragment in r for r in run.reasons), run.reasons)
 
-    def test_all_passed_exit_1(self):
+    def test_all_passed_exit_1(self) -> None:
         run = judged(PASSING, status=1)
         self.assertEqual(run.reasons, [])
         self.assertEqual(run.kernel_code, 0)
         self.assertEqual(runner.tally(run, {}), (2, 0, 1))
 
-    def test_expect_header(self):
+    def test_expect_header(self) -> None:
         apic = edit(PASSING, "# boot: direct", "# boot: direct\n"
                     "# apic: xapic, timer 62491000 Hz (hpet; no PIT: channel 2 never counted down)")
         self.assertEqual(judged(apic, expect_header=[("apic", "*(hpet; no PIT:*")]).reasons, [])
@@ -244,104 +227,104 @@ class Decisions(unittest.TestCase):
         self.assertFails(judged(apic, expect_header=[("apic", "*(pit*")]), "does not match")
         self.assertFails(judged(apic, expect_header=[("boot", "dir")]), "does not match")
         self.assertFails(judged(PASSING, expect_header=[("apic", "*")]), "no '# apic:' header")
-        self.assertEqual(runner.parse_expect_header(["backend=*(0xc, netburst layout)*"]),
-                         [("backend", "*(0xc, netburst layout)*")])
+        self.assertEqual(parse_expect_header(["backend=*(0xc, netburst layout)*"]),
+                         (("backend", "*(0xc, netburst layout)*"),))
         for bad in ("backend", "=x", "backend="):
             with self.assertRaises(ValueError):
-                runner.parse_expect_header([bad])
+                parse_expect_header([bad])
 
-    def test_exit_code_must_match_results(self):
+    def test_exit_code_must_match_results(self) -> None:
         self.assertFails(judged(PASSING, status=3), "exit code 1 but its results call for 0")
         self.assertFails(judged(SELFTEST, status=1, expect=SELFTEST_EXPECT), "call for 1")
 
-    def test_failures_fail(self):
+    def test_failures_fail(self) -> None:
         run = judged(GOOD, status=3)
         self.assertFails(run, "2 test(s) failed")
         self.assertFalse(run.run_problem)
         self.assertEqual(runner.tally(run, {}), (2, 2, 1))
 
-    def test_crash_and_odd_statuses(self):
+    def test_crash_and_odd_statuses(self) -> None:
         run = judged(PASSING, status=0)
         self.assertFails(run, "no proper exit")
         self.assertEqual(runner.tally(run, {}), (2, 1, 1))   # never clean on a crash
         self.assertFails(judged(PASSING, status=-9), "no proper exit")
         self.assertEqual(runner.kernel_exit(5), (2, None))
 
-    def test_timeout_counts_a_failure(self):
+    def test_timeout_counts_a_failure(self) -> None:
         run = judged(PASSING[:60], status=None, stop="timeout")
         self.assertFails(run, "timeout")
         self.assertEqual(runner.tally(run, {})[1], 1)
 
-    def test_no_exit_after_summary(self):
+    def test_no_exit_after_summary(self) -> None:
         self.assertFails(judged(PASSING, status=None, stop="late"), "did not exit")
         self.assertFails(judged(PASSING, status=None, stop="runaway"), "runaway")
 
-    def test_expectations_hold(self):
+    def test_expectations_hold(self) -> None:
         run = judged(SELFTEST, status=3, expect=SELFTEST_EXPECT)
         self.assertEqual(run.reasons, [])
         self.assertEqual(runner.tally(run, SELFTEST_EXPECT), (4, 0, 0))
 
-    def test_expectation_violated(self):
+    def test_expectation_violated(self) -> None:
         expect = dict(SELFTEST_EXPECT, **{"selftest.hang": "fail"})
         self.assertFails(judged(SELFTEST, status=3, expect=expect), "not as expected")
 
-    def test_expected_test_missing(self):
+    def test_expected_test_missing(self) -> None:
         expect = dict(SELFTEST_EXPECT, **{"selftest.gone": "pass"})
         self.assertFails(judged(SELFTEST, status=3, expect=expect), "selftest.gone did not run")
 
-    def test_unlisted_failure_with_expect(self):
+    def test_unlisted_failure_with_expect(self) -> None:
         expect = {"selftest.fault": "fail", "selftest.hang": "timeout"}
         run = judged(SELFTEST, status=3, expect=expect)
         self.assertFails(run, "1 test(s) not as expected")
         self.assertEqual(runner.tally(run, expect), (3, 1, 0))
 
-    def test_expected_failure_that_passes_is_wrong(self):
+    def test_expected_failure_that_passes_is_wrong(self) -> None:
         self.assertFails(judged(PASSING, status=1, expect={"boot.memmap": "fail"}), "not as expected")
 
-    def test_bad_command_line(self):
+    def test_bad_command_line(self) -> None:
         self.assertEqual(judged(BAD_CMDLINE, status=5, expect_exit=2).reasons, [])
         self.assertFails(judged(BAD_CMDLINE, status=5), "no test ran (plan 1..0); unknown option")
         self.assertFails(judged(BAD_CMDLINE, status=1, expect_exit=2), "call for 2")
         self.assertFails(judged(GOOD, status=3, expect_exit=2), "exit code 1, expected 2")
 
-    def test_invalid_ktap_fails_even_with_right_code(self):
+    def test_invalid_ktap_fails_even_with_right_code(self) -> None:
         self.assertFails(judged(edit(PASSING, "1..3\n", ""), status=1), "no plan")
 
-    def test_bochs_has_no_exit_code(self):
+    def test_bochs_has_no_exit_code(self) -> None:
         self.assertEqual(judged(edit(PASSING, "boot: direct", "boot: bios"), status=None,
                                 config="bochs").reasons, [])
         self.assertFails(judged(SELFTEST, status=None, config="bochs"), "3 test(s) failed")
         self.assertEqual(judged(SELFTEST, status=None, config="bochs", expect=SELFTEST_EXPECT).reasons, [])
 
-    def test_boot_header_must_match_config(self):
+    def test_boot_header_must_match_config(self) -> None:
         self.assertFails(judged(PASSING, status=1, config="uefi"), "'# boot: direct', expected uefi")
 
-    def test_parse_expect(self):
-        self.assertEqual(runner.parse_expect(["a=fail,b=timeout", "c=skip"]),
+    def test_parse_expect(self) -> None:
+        self.assertEqual(parse_expect(["a=fail,b=timeout", "c=skip"]),
                          {"a": "fail", "b": "timeout", "c": "skip"})
-        self.assertEqual(runner.parse_expect(["a=fail,a=fail"]), {"a": "fail"})
+        self.assertEqual(parse_expect(["a=fail,a=fail"]), {"a": "fail"})
         for bad in ("a", "a=broken", "=pass", "a=fail,a=pass"):
             with self.subTest(bad=bad), self.assertRaises(ValueError):
-                runner.parse_expect([bad])
+                parse_expect([bad])
 
-    def test_expect_globs(self):
-        expect = runner.parse_expect(["bts.task.*=pass,bts.*=skip,ds.?ircular=fail,bts.jmp=fail"])
+    def test_expect_globs(self) -> None:
+        expect = parse_expect(["bts.task.*=pass,bts.*=skip,ds.?ircular=fail,bts.jmp=fail"])
         want = {"bts.jmp": "fail",              # an exact name wins over every glob
                 "bts.fib": "skip", "bts.task.stream": "pass",   # the first glob that matches
                 "ds.circular": "fail", "ds.circular_min": None, "btsx.x": None,
                 "sched.yield": None}
         for name, outcome in want.items():
             with self.subTest(name=name):
-                self.assertEqual(runner.expected_outcome(name, expect), outcome)
+                self.assertEqual(expected_outcome(name, expect), outcome)
         # '*' crosses dots, '?' is one character, and nothing else is special.
-        self.assertTrue(runner.glob_matches("*", "a.b.c"))
-        self.assertFalse(runner.glob_matches("a?c", "ac"))
-        self.assertFalse(runner.glob_matches("a.[bc]", "a.b"))
-        self.assertTrue(runner.glob_matches("a.[bc]", "a.[bc]"))
+        self.assertTrue(glob_matches("*", "a.b.c"))
+        self.assertFalse(glob_matches("a?c", "ac"))
+        self.assertFalse(glob_matches("a.[bc]", "a.b"))
+        self.assertTrue(glob_matches("a.[bc]", "a.[bc]"))
 
-    def test_hw_backend_must_skip(self):
+    def test_hw_backend_must_skip(self) -> None:
         """make selftest's backend=hw run: the BTS suites skip, the scheduler passes."""
-        hw = runner.parse_expect(["bts.*=skip,ds.*=skip,sched.*=pass"])
+        hw = parse_expect(["bts.*=skip,ds.*=skip,sched.*=pass"])
         skipped = """\
 KTAP version 1
 # boot: direct
@@ -367,7 +350,7 @@ ok 5 framework.all_reported
             .replace("2 passed, 0 failed, 3", "1 passed, 0 failed, 4")
         self.assertFails(judged(broken_sched, status=1, expect=hw), "not as expected")
 
-    def test_cmdline_header_must_match_the_options(self):
+    def test_cmdline_header_must_match_the_options(self) -> None:
         text = edit(PASSING, "# boot: direct", "# boot: direct\n# cmdline: /boot/btsx.elf tests=a.*  b")
         self.assertEqual(judged(text, status=1, append="tests=a.* b").reasons, [])
         self.assertFails(judged(text, status=1, append="tests=a.*"),
@@ -375,7 +358,7 @@ ok 5 framework.all_reported
         self.assertFails(judged(edit(text, "tests=a.*  b", ""), status=1, append="bogus=1"),
                          "but the options given were 'bogus=1'")
 
-    def test_accel_choice(self):
+    def test_accel_choice(self) -> None:
         no = lambda: (False, "/dev/kvm absent")  # noqa: E731
         yes = lambda: (True, "/dev/kvm works")   # noqa: E731
         boots = lambda: (True, "a test boot reached its verdict")    # noqa: E731
@@ -392,32 +375,32 @@ ok 5 framework.all_reported
             with self.assertRaisesRegex(ValueError, "--accel kvm but KVM is unusable"):
                 runner.choose_accel("kvm", probe, boot)
 
-    def test_kvm_device(self):
+    def test_kvm_device(self) -> None:
         self.assertEqual(runner.probe_kvm("/nonexistent/kvm"), (False, "/nonexistent/kvm absent"))
         # /dev/null opens read/write but refuses the ioctl, as a device that is not KVM would.
         self.assertEqual(runner.probe_kvm("/dev/null"),
                          (False, "/dev/null unusable: Inappropriate ioctl for device"))
-        with mock.patch.object(runner.fcntl, "ioctl", lambda fd, req: 11 if req == 0xAE00 else -1):
+        with mock.patch("fcntl.ioctl", lambda fd, req: 11 if req == 0xAE00 else -1):
             self.assertEqual(runner.probe_kvm("/dev/null"),
                              (False, "/dev/null answers with KVM API version 11, not 12"))
 
 
 class Commands(unittest.TestCase):
-    def setUp(self):
-        self.args = runner.parse_args(["--build", "/b", "--tag", "t1"])
-        self.p = runner.paths(self.args, "bios")
+    def setUp(self) -> None:
+        self.opts = runner.parse_args(["--build", "/b", "--tag", "t1"])
+        self.p = self.opts.files("bios")
 
-    def test_paths_are_tagged(self):
-        self.assertEqual(self.p["log"], "/b/logs/t1-bios.log")
+    def test_paths_are_tagged(self) -> None:
+        self.assertEqual(self.p.log, Path("/b/logs/t1-bios.log"))
 
-    def test_direct_uses_append_only(self):
-        cmd = runner.qemu_command("direct", runner.paths(self.args, "direct"), "tests=a,b verbose", "tcg")
+    def test_direct_uses_append_only(self) -> None:
+        cmd = runner.qemu_command("direct", self.opts.files("direct"), "tests=a,b verbose", "tcg")
         self.assertIn("-append", cmd)
         self.assertEqual(cmd[cmd.index("-append") + 1], "tests=a,b verbose")
         self.assertNotIn("-fw_cfg", cmd)
         self.assertEqual(cmd[cmd.index("-kernel") + 1], "/b/btsx32.elf")
 
-    def test_iso_uses_fw_cfg_with_escaped_commas(self):
+    def test_iso_uses_fw_cfg_with_escaped_commas(self) -> None:
         cmd = runner.qemu_command("bios", self.p, "tests=a,b", "tcg")
         self.assertNotIn("-append", cmd)
         self.assertEqual(cmd[cmd.index("-fw_cfg") + 1], "name=opt/btsx/cmdline,string=tests=a,,b")
@@ -425,41 +408,39 @@ class Commands(unittest.TestCase):
         self.assertEqual(cmd[cmd.index("-serial") + 1], "file:/b/logs/t1-bios.log")
         self.assertEqual(cmd[cmd.index("-cpu") + 1], "max")
 
-    def test_empty_append_and_kvm(self):
-        cmd = runner.qemu_command("uefi", runner.paths(self.args, "uefi"), "", "kvm")
+    def test_empty_append_and_kvm(self) -> None:
+        cmd = runner.qemu_command("uefi", self.opts.files("uefi"), "", "kvm")
         self.assertNotIn("-fw_cfg", cmd)
         self.assertNotIn("-append", cmd)
         self.assertEqual(cmd[cmd.index("-cpu") + 1], "host,pmu=on")
         self.assertIn("if=pflash,format=raw,unit=1,file=/b/logs/t1-uefi.vars.fd", cmd)
 
-    def test_bochsrc(self):
-        p = runner.paths(self.args, "bochs-skylake")
-        text = runner.bochsrc_text(p, "term", runner.BOCHS_CPU["bochs-skylake"], p["runiso"])
+    def test_bochsrc(self) -> None:
+        p = self.opts.files("bochs-skylake")
+        text = bochs.bochsrc_text(p, "term", bochs.CPU["bochs-skylake"], p.runiso)
         for line in ("cpu: model=corei7_skylake_x", "boot: cdrom", "port_e9_hack: enabled=1",
                      "com1: enabled=1, mode=file, dev=/b/logs/t1-bochs-skylake.log",
                      "display_library: term",
                      "ata0-master: type=cdrom, path=/b/logs/t1-bochs-skylake.iso"):
             self.assertIn(line, text)
-        self.assertEqual(runner.BOCHS_CPU["bochs"], "core2_penryn_t9600")
+        self.assertEqual(bochs.CPU["bochs"], "core2_penryn_t9600")
 
-    def test_run_grub_cfg(self):
-        with open(runner.GRUB_CFG) as f:
-            base = f.read()
+    def test_run_grub_cfg(self) -> None:
+        base = bochs.GRUB_CFG.read_text()
         self.assertIn("function btsx {", base)     # the entry below calls it
-        text = runner.run_grub_cfg(base, "  tests=bts.*,ds.?  it's\t$x;y ")
+        text = bochs.run_grub_cfg(base, "  tests=bts.*,ds.?  it's\t$x;y ")
         self.assertTrue(text.startswith(base.rstrip("\n")))
         entry = text[len(base.rstrip("\n")):]
         self.assertIn("    btsx 'tests=bts.*,ds.?' 'it'\\''s' '$x;y'\n", entry)
         self.assertLess(entry.index("--id btsx_run"), entry.index("set default=btsx_run"))
         self.assertTrue(entry.rstrip().endswith("set timeout=0"))
 
-
-    def test_rfb_gate_serialises_bochs_start(self):
+    def test_rfb_gate_serialises_bochs_start(self) -> None:
         with tempfile.TemporaryDirectory() as d:
-            lock, log1, log2 = (os.path.join(d, n) for n in ("lock", "b1.txt", "b2.txt"))
-            first = runner.RfbGate(log1, lock)
-            got = []
-            second = threading.Thread(target=lambda: got.append(runner.RfbGate(log2, lock)))
+            lock, log1, log2 = (Path(d, n) for n in ("lock", "b1.txt", "b2.txt"))
+            first = bochs.RfbGate(log1, lock)
+            got: list[bochs.RfbGate] = []
+            second = threading.Thread(target=lambda: got.append(bochs.RfbGate(log2, lock)))
             second.start()
             first.poll(False)                       # Bochs has said nothing yet: keep the lock
             second.join(0.3)
@@ -472,40 +453,40 @@ class Commands(unittest.TestCase):
             self.assertEqual((first.port, len(got)), (5900, 1))
             got[0].poll(True)                       # Bochs exited before saying: give it up
             self.assertIsNone(got[0].port)
-            with mock.patch.object(runner, "RFB_START_SECS", 0):
-                third = runner.RfbGate(log2, lock)  # free again
+            with mock.patch.object(bochs, "RFB_START_SECS", 0):
+                third = bochs.RfbGate(log2, lock)  # free again
                 third.poll(False)                   # and given up once the time is over
                 self.assertIsNone(third.file)
 
-    def test_bochs_panic_is_found(self):
+    def test_bochs_panic_is_found(self) -> None:
         with tempfile.TemporaryDirectory() as d:
-            log = os.path.join(d, "bochs.txt")
+            log = Path(d, "bochs.txt")
             with open(log, "w") as f:
                 f.write("00000i[CPU0  ] ok\n00079p[CPU0  ] >>PANIC<< exception(): 3rd (13) exception\n"
                         "00080p[UNMAP ] >>PANIC<< Shutdown port: shutdown requested\n")
-            self.assertEqual(runner.bochs_panics(log), ["Bochs panic: exception(): 3rd (13) exception"])
-            self.assertEqual(runner.bochs_panics(os.path.join(d, "none")), [])
+            self.assertEqual(bochs.panics(log), ["Bochs panic: exception(): 3rd (13) exception"])
+            self.assertEqual(bochs.panics(Path(d, "none")), [])
             with open(log, "w") as f:
                 f.write("00080p[UNMAP ] >>PANIC<< Shutdown port: shutdown requested\n")
-            self.assertEqual(runner.bochs_panics(log), [])
+            self.assertEqual(bochs.panics(log), [])
 
 
 @unittest.skipUnless(shutil.which("prove"), "prove not installed")
 class Prove(unittest.TestCase):
-    def check(self, text):
+    def check(self, text: str) -> str | None:
         with tempfile.TemporaryDirectory() as d:
-            return runner.run_prove(ktap.parse(text), os.path.join(d, "x.tap"))
+            return runner.run_prove(ktap.parse(text), Path(d, "x.tap"))
 
-    def test_agrees(self):
+    def test_agrees(self) -> None:
         for text in (PASSING, GOOD, SELFTEST, BAD_CMDLINE, edit(PASSING, "ok 2 apic", "ok 1 apic")):
             with self.subTest(text=text[:80]):
                 self.assertEqual(self.check(text), "")
 
-    def test_disagreement_is_reported(self):
+    def test_disagreement_is_reported(self) -> None:
         rep = ktap.parse(edit(PASSING, "ok 3 ds", "ok 2 ds"))
         rep.tap_ok = True           # pretend the parser missed the duplicate
         with tempfile.TemporaryDirectory() as d:
-            self.assertIn("prove disagrees", runner.run_prove(rep, os.path.join(d, "x.tap")))
+            self.assertIn("prove disagrees", runner.run_prove(rep, Path(d, "x.tap")) or "")
 
 
 FAKE_QEMU = """\
@@ -540,7 +521,7 @@ sys.exit(int(os.environ["FAKE_STATUS"]))
 class EndToEnd(unittest.TestCase):
     """main() with QEMU replaced by FAKE_QEMU."""
 
-    def setUp(self):
+    def setUp(self) -> None:
         self.dir = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, self.dir)
         for name in ("btsx32.elf", "btsx.iso"):
@@ -555,7 +536,8 @@ class EndToEnd(unittest.TestCase):
                     "FAKE_LOG_DIRECT": PASSING,
                     "FAKE_LOG_BIOS": edit(PASSING, "boot: direct", "boot: bios")}
 
-    def main(self, *argv, accel="tcg", kvm_device=(False, "/dev/kvm absent"), **env):
+    def main(self, *argv: str, accel: str = "tcg",
+             kvm_device: tuple[bool, str] = (False, "/dev/kvm absent"), **env: str) -> tuple[int, str]:
         """runner.main() with the fake QEMU; kvm_device is what the device probe finds."""
         out = io.StringIO()
         with mock.patch.dict(os.environ, dict(self.env, **env)), contextlib.redirect_stdout(out), \
@@ -565,20 +547,20 @@ class EndToEnd(unittest.TestCase):
             code = runner.main(["--build", self.dir, "--accel", accel, *argv])
         return code, out.getvalue()
 
-    def kvm_boots(self):
+    def kvm_boots(self) -> list[str]:
         """The QEMU invocations that asked for KVM."""
         if not os.path.exists(self.kvm_calls):
             return []
         with open(self.kvm_calls) as f:
             return f.read().splitlines()
 
-    def test_accel_auto_without_device(self):
+    def test_accel_auto_without_device(self) -> None:
         code, out = self.main("--config", "direct", accel="auto")
         self.assertEqual(code, 0, out)
         self.assertEqual(out.splitlines()[0], "accel: tcg (KVM unusable: /dev/kvm absent)")
         self.assertEqual(self.kvm_boots(), [])
 
-    def test_accel_auto_ioctl_refused(self):
+    def test_accel_auto_ioctl_refused(self) -> None:
         refused = runner.probe_kvm("/dev/null")
         code, out = self.main("--config", "direct", accel="auto", kvm_device=refused)
         self.assertEqual(code, 0, out)
@@ -586,7 +568,7 @@ class EndToEnd(unittest.TestCase):
                          "accel: tcg (KVM unusable: /dev/null unusable: Inappropriate ioctl for device)")
         self.assertEqual(self.kvm_boots(), [])
 
-    def test_accel_auto_test_boot_aborts(self):
+    def test_accel_auto_test_boot_aborts(self) -> None:
         answers = (True, "/dev/kvm answers with KVM API version 12")
         code, out = self.main("--config", "direct,bios", "-j", "2", accel="auto",
                               kvm_device=answers, FAKE_KVM="abort")
@@ -605,7 +587,7 @@ class EndToEnd(unittest.TestCase):
                       "version 12, but a test boot ended (SIGABRT)", out)
         self.assertNotIn("config", out)             # nothing booted
 
-    def test_accel_auto_test_boot_hangs(self):
+    def test_accel_auto_test_boot_hangs(self) -> None:
         answers = (True, "/dev/kvm answers with KVM API version 12")
         start = time.monotonic()
         code, out = self.main("--config", "direct", accel="auto", kvm_device=answers, FAKE_KVM="hang")
@@ -616,7 +598,7 @@ class EndToEnd(unittest.TestCase):
         code, out = self.main("--config", "direct", accel="auto", kvm_device=answers, FAKE_KVM="garbage")
         self.assertIn("but a test boot reached no verdict in 1 s [log: ", out.splitlines()[0])
 
-    def test_accel_auto_test_boot_passes(self):
+    def test_accel_auto_test_boot_passes(self) -> None:
         answers = (True, "/dev/kvm answers with KVM API version 12")
         code, out = self.main("--config", "direct,bios", "-j", "2", accel="auto", kvm_device=answers)
         self.assertEqual(code, 0, out)
@@ -626,7 +608,7 @@ class EndToEnd(unittest.TestCase):
         self.assertIn("direct  kvm", out)
         self.assertIn("bios    kvm", out)
 
-    def test_good_run(self):
+    def test_good_run(self) -> None:
         junit = os.path.join(self.dir, "j.xml")
         code, out = self.main("--config", "direct,bios", "-j", "2", "--junit", junit)
         self.assertEqual(code, 0, out)
@@ -637,7 +619,17 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(len(suites[0].findall("testcase/skipped")), 1)
         self.assertTrue(os.path.exists(os.path.join(self.dir, "logs", "direct.log")))
 
-    def test_failures_and_junit(self):
+    def test_bench_reads_the_accel_line_and_the_log(self) -> None:
+        """bench.py finds the runner's accelerator and a tagged run's log through btsx.logs."""
+        code, out = self.main("--config", "direct", "--tag", "bench-kernel")
+        self.assertEqual(code, 0, out)
+        m = logs.ACCEL_LINE.search(out)
+        self.assertEqual(m.group(1) if m else None, "tcg", out)
+        build = Path(self.dir)
+        log = logs.RunFiles.of(build, logs.default_logdir(build), "bench-kernel", "direct").log
+        self.assertEqual(logs.read_text(log), PASSING)
+
+    def test_failures_and_junit(self) -> None:
         junit = os.path.join(self.dir, "j.xml")
         code, out = self.main("--config", "direct", "--junit", junit, "--append", "tests=boot.* verbose",
                               FAKE_STATUS="3", FAKE_LOG_DIRECT=GOOD)
@@ -647,14 +639,14 @@ class EndToEnd(unittest.TestCase):
         failures = ET.parse(junit).getroot().findall("testsuite/testcase/failure")
         self.assertEqual(len(failures), 2)
 
-    def test_expect(self):
+    def test_expect(self) -> None:
         code, out = self.main("--config", "direct", "--expect",
                               "selftest.fault=fail,selftest.hang=timeout,selftest.fail=fail",
                               FAKE_STATUS="3", FAKE_LOG_DIRECT=SELFTEST)
         self.assertEqual(code, 0, out)
         self.assertEqual(out.splitlines()[-1], "4 passed, 0 failed, 0 skipped")
 
-    def test_timeout_kills_the_emulator(self):
+    def test_timeout_kills_the_emulator(self) -> None:
         cut = PASSING[:PASSING.index("# 2 passed")]
         junit = os.path.join(self.dir, "j.xml")
         code, out = self.main("--config", "direct", "--timeout", "1", "--junit", junit,
@@ -665,29 +657,29 @@ class EndToEnd(unittest.TestCase):
         run_case = [c for c in ET.parse(junit).getroot().iter("testcase") if c.get("name") == "(run)"]
         self.assertIsNotNone(run_case[0].find("failure"))
 
-    def test_missing_files(self):
+    def test_missing_files(self) -> None:
         os.remove(os.path.join(self.dir, "btsx.iso"))
         code, out = self.main("--config", "bios")
         self.assertEqual(code, 2)
         self.assertIn("missing", out)
 
-    def test_list_configs(self):
+    def test_list_configs(self) -> None:
         code, out = self.main("--list-configs")
         self.assertEqual(code, 0)
-        self.assertEqual([l.split()[0] for l in out.splitlines()],
+        self.assertEqual([line.split()[0] for line in out.splitlines()],
                          ["direct", "bios", "uefi", "bochs", "bochs-skylake", "bochs-icelake",
                           "bochs-p4"])
 
 
 class Supervise(unittest.TestCase):
-    def test_grace_after_summary_and_group_kill(self):
+    def test_grace_after_summary_and_group_kill(self) -> None:
         with tempfile.TemporaryDirectory() as d:
-            log, out = os.path.join(d, "log"), os.path.join(d, "out")
+            log, out = Path(d, "log"), Path(d, "out")
             script = textwrap.dedent(f"""
                 import subprocess, sys, time
                 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
                 open({os.path.join(d, 'pid')!r}, "w").write(str(child.pid))
-                open({log!r}, "w").write("# 1 passed, 0 failed, 0 skipped\\n")
+                open({str(log)!r}, "w").write("# 1 passed, 0 failed, 0 skipped\\n")
                 time.sleep(60)
             """)
             stopped = runner.supervise([sys.executable, "-c", script], log, out, timeout=30, grace=0.5)
@@ -701,12 +693,12 @@ class Supervise(unittest.TestCase):
             else:
                 self.fail("grandchild survived")
 
-    def test_timeout_runaway_and_stream(self):
+    def test_timeout_runaway_and_stream(self) -> None:
         with tempfile.TemporaryDirectory() as d:
-            log, out = os.path.join(d, "log"), os.path.join(d, "out")
+            log, out = Path(d, "log"), Path(d, "out")
             script = textwrap.dedent(f"""
                 import time
-                with open({log!r}, "w") as f:
+                with open({str(log)!r}, "w") as f:
                     f.write("\\x1b[2J\\x1b[1;1HGRUB\\r\\nKTAP version 1\\n1..1\\n")
                     f.flush()
                     time.sleep(1)
@@ -726,7 +718,7 @@ class Supervise(unittest.TestCase):
                                               log, out, timeout=30, grace=5), (5, None))
 
 
-def alive(pid):
+def alive(pid: int) -> bool:
     """True while pid runs (a zombie left for init to reap counts as dead)."""
     try:
         with open(f"/proc/{pid}/stat") as f:

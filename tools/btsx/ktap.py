@@ -1,6 +1,6 @@
 """Parse and strictly validate the KTAP v1 log btsx prints on COM1.
 
-The kernel's output format (see docs: "The contract CI and users rely on"):
+The kernel's output format (README.md, "Reading the results"):
 
     KTAP version 1
     # key: value            header (btsx, cpu, boot, cmdline, seed, backend)
@@ -15,7 +15,9 @@ Everything before the header is firmware/GRUB noise and is ignored.  Only
 the standard library is used so the runner works on any CI machine.
 """
 
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 HEADER = "KTAP version 1"
@@ -36,12 +38,12 @@ _ALLOWED = {True: {"", "SKIP", "TODO", "XFAIL"},
 _KNOWN = _ALLOWED[True] | _ALLOWED[False]
 
 
-def clean(line):
+def clean(line: str) -> str:
     """Drop escape sequences and carriage returns from one raw log line."""
     return _ANSI.sub("", line).replace("\r", "").rstrip()
 
 
-def is_summary(line):
+def is_summary(line: str) -> bool:
     return _SUMMARY.fullmatch(clean(line)) is not None
 
 
@@ -52,10 +54,10 @@ class Result:
     name: str
     directive: str = ""
     reason: str = ""
-    diag: list = field(default_factory=list)
+    diag: list[str] = field(default_factory=list)
 
     @property
-    def outcome(self):
+    def outcome(self) -> str:
         """One of OUTCOMES: what --expect compares against."""
         if self.directive == "SKIP":
             return "skip"
@@ -67,29 +69,29 @@ class Result:
 @dataclass
 class Report:
     found: bool = False
-    header: dict = field(default_factory=dict)
-    plan: int = None
-    results: list = field(default_factory=list)
-    summary: tuple = None
-    verdict: str = None
-    kernel_errors: list = field(default_factory=list)   # '# error:' lines
-    errors: list = field(default_factory=list)          # validation failures
+    header: dict[str, str] = field(default_factory=dict)
+    plan: int | None = None
+    results: list[Result] = field(default_factory=list)
+    summary: tuple[int, int, int] | None = None
+    verdict: str | None = None
+    kernel_errors: list[str] = field(default_factory=list)     # '# error:' lines
+    errors: list[str] = field(default_factory=list)            # validation failures
     # False when a TAP consumer (prove) must reject the stream too: plan
     # missing/repeated, numbering broken.  Used to cross-check with prove.
     tap_ok: bool = True
-    body: list = field(default_factory=list)             # cleaned lines after the header
+    body: list[str] = field(default_factory=list)              # cleaned lines after the header
 
     @property
-    def valid(self):
+    def valid(self) -> bool:
         return not self.errors
 
-    def counts(self):
+    def counts(self) -> tuple[int, int, int]:
         """(passed, failed, skipped) as the kernel's summary line counts them."""
         outs = [r.outcome for r in self.results]
         return (outs.count("pass"), outs.count("fail") + outs.count("timeout"),
                 outs.count("skip"))
 
-    def exit_code(self):
+    def exit_code(self) -> int | None:
         """The isa-debug-exit code these results call for, None without a plan."""
         if self.plan is None:
             return None
@@ -97,12 +99,12 @@ class Report:
             return 2
         return 1 if self.counts()[1] else 0
 
-    def tap_text(self):
+    def tap_text(self) -> str:
         """The body as TAP 13 (Test::Harness 3.44 rejects version 14) for prove."""
-        return "TAP version 13\n" + "".join(l + "\n" for l in self.body)
+        return "TAP version 13\n" + "".join(line + "\n" for line in self.body)
 
 
-def parse(text):
+def parse(text: str) -> Report:
     """Parse a whole serial log (str) into a Report, recording every violation."""
     rep = Report()
     lines = text.split("\n")
@@ -118,13 +120,13 @@ def parse(text):
         return rep
     rep.found = True
 
-    def err(lineno, msg, tap=False):
+    def err(lineno: int, msg: str, tap: bool = False) -> None:
         rep.errors.append(f"line {lineno + 1}: {msg}")
         if tap:
             rep.tap_ok = False
 
-    diag = []
-    seen = set()
+    diag: list[str] = []
+    seen: set[int] = set()
     for i in range(start + 1, len(lines)):
         line = clean(lines[i])
         if not line:
@@ -137,7 +139,8 @@ def parse(text):
             if rep.summary is not None:
                 err(i, "summary line repeated")
             else:
-                rep.summary = tuple(int(x) for x in m_sum.groups())
+                passed, failed, skipped = (int(x) for x in m_sum.groups())
+                rep.summary = (passed, failed, skipped)
         elif line.startswith("#"):
             kv = _HEADER_KV.fullmatch(line)
             if kv and kv.group(1) == "verdict":
@@ -149,17 +152,17 @@ def parse(text):
                     rep.header.setdefault(kv.group(1), kv.group(2))
             else:
                 diag.append(line)
-        elif _PLAN.fullmatch(line):
-            n = int(_PLAN.fullmatch(line).group(1))
+        elif m_plan := _PLAN.fullmatch(line):
+            n = int(m_plan.group(1))
             if rep.plan is not None:
                 err(i, f"plan repeated ({line})", tap=True)
             elif rep.results or rep.summary:
                 err(i, "plan after results or summary; it must come first")
             else:
                 rep.plan = n
-        elif _RESULT.fullmatch(line):
-            res = _parse_result(_RESULT.fullmatch(line), lambda m: err(i, m))
-            res.diag, diag = diag, []
+        elif m_res := _RESULT.fullmatch(line):
+            res = _parse_result(m_res, diag, functools.partial(err, i))
+            diag = []
             if rep.plan is None:
                 err(i, f"result {res.number} before the plan")
             if rep.summary is not None:
@@ -176,15 +179,18 @@ def parse(text):
         else:
             err(i, f"unexpected line {line[:60]!r}")
 
-    _check_totals(rep)
+    errors, tap_ok = _totals_problems(rep)
+    rep.errors += errors
+    rep.tap_ok = rep.tap_ok and tap_ok
     return rep
 
 
-def _parse_result(m, err):
+def _parse_result(m: re.Match[str], diag: list[str], err: Callable[[str], None]) -> Result:
+    """One result line, with the diagnostics that came before it."""
     ok, number, rest = m.group(1) == "ok", int(m.group(2)), m.group(3)
     name, _, directive = rest.partition(" # ")
     name = name[1:] if name.startswith(" ") else name
-    res = Result(number, ok, name)
+    res = Result(number, ok, name, diag=diag)
     if not rest.startswith(" ") or not name or name != name.strip() or "#" in name:
         err(f"malformed result line: '{m.group(0)}' (want '[not ]ok N name[ # DIRECTIVE reason]')")
     if directive:
@@ -197,20 +203,24 @@ def _parse_result(m, err):
     return res
 
 
-def _check_totals(rep):
+def _totals_problems(rep: Report) -> tuple[list[str], bool]:
+    """(errors, whether prove would still accept it) of the plan, summary and verdict
+    against the results."""
+    errors, tap_ok = [], True
     if rep.plan is None:
-        rep.errors.append("no plan line '1..N'")
-        rep.tap_ok = False
+        errors.append("no plan line '1..N'")
+        tap_ok = False
     elif len(rep.results) != rep.plan:
-        rep.errors.append(f"plan 1..{rep.plan} but {len(rep.results)} result(s)")
-        rep.tap_ok = False
+        errors.append(f"plan 1..{rep.plan} but {len(rep.results)} result(s)")
+        tap_ok = False
     if rep.summary is None:
-        rep.errors.append("log ends without the '# P passed, F failed, S skipped' "
-                          "summary (crash, hang or timeout?)")
+        errors.append("log ends without the '# P passed, F failed, S skipped' "
+                      "summary (crash, hang or timeout?)")
     elif rep.summary != rep.counts():
-        rep.errors.append("summary says %d passed, %d failed, %d skipped but the results "
-                          "give %d, %d, %d" % (rep.summary + rep.counts()))
+        errors.append("summary says %d passed, %d failed, %d skipped but the results "
+                      "give %d, %d, %d" % (rep.summary + rep.counts()))
     if rep.verdict is not None and rep.plan:
         want = "FAIL" if rep.counts()[1] else "PASS"
         if rep.verdict != want:
-            rep.errors.append(f"'# verdict: {rep.verdict}' but the results call for {want}")
+            errors.append(f"'# verdict: {rep.verdict}' but the results call for {want}")
+    return errors, tap_ok

@@ -6,7 +6,6 @@
  */
 #include "boot/asm.h"
 #include "kernel/gdt.h"
-#include "kernel/msr-index.h"
 #include "kernel/paging.h"
 
 #define STUB_SIZE 16
@@ -138,24 +137,3 @@ LOCAL_ENTRY(db_hazard)
     CALL_WITH_FRAME trap_db_hazard
     iretq
 END(db_hazard)
-
-/*
- * syscall_tf_probe(): a SYSCALL at CPL 0 that starts with TF set by the POPFQ before it, with
- * IA32_LSTAR at syscall_tf_probe_entry and IA32_FMASK clearing TF (trap_probe_syscall_tf()
- * sets both up). Hardware raises no #DB; an emulator that takes TF from before the mask
- * raises one at syscall_tf_probe_entry, on this (kernel) stack. The entry returns to the
- * caller with the saved flags less TF.
- */
-ENTRY(syscall_tf_probe)
-    pushfq
-    orq $RFLAGS_TF, (%rsp)
-    popfq
-    syscall
-    ret
-END(syscall_tf_probe)
-ENTRY(syscall_tf_probe_entry)
-    andq $~RFLAGS_TF, %r11
-    push %r11
-    popfq
-    jmp *%rcx
-END(syscall_tf_probe_entry)

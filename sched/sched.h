@@ -49,7 +49,7 @@ struct task {
     unsigned npages;
     uint64_t user_entry, user_arg, user_arg2;
     uint64_t code_src, code_len; /* where the code came from: symbolises user addresses */
-    /* Tracing, set by the tracer (the ptrace relationship of the seed). */
+    /* Tracing, set by the tracer (a tracer/tracee pair, as with ptrace). */
     struct bts_trace *trace;
     struct task *tracer;
     bool drain_wait; /* stream: suspended until the tracer drains */

@@ -63,7 +63,7 @@ void sched_supervise_init(void)
     trap_fault_hook = sched_task_fault;
 }
 
-/* The seed's debugging use case: a traced task crashes, the report shows how it got there. */
+/* The debugging use case: a traced task crashes, and the report shows how it got there. */
 bool sched_task_fault(struct trap_frame *f)
 {
     struct task *t = current_task;

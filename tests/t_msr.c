@@ -1,6 +1,6 @@
 /*
  * msr.*: probing by doing. rdmsr_safe/wrmsr_safe survive a #GP through the exception-fixup
- * table, which is how the BTS probe will try DEBUGCTL on machines that refuse it.
+ * table, which is how the BTS probe tries DEBUGCTL on machines that refuse it.
  */
 #include "kernel/apic.h"
 #include "kernel/cpu.h"

@@ -73,9 +73,13 @@ $(B)/k/font.o: $(B)/font.psf
 
 # Two links: the first gives the addresses, the second embeds them as the symbol table.
 # .ksyms is the last segment, so filling it moves nothing; tools/check-syms.sh proves it.
-# tools/check-sizes.sh proves that every function and object has a size (boot/asm.h).
-$(B)/btsx.elf: $(KOBJ) linker.ld tools/mksyms.sh tools/check-syms.sh tools/check-sizes.sh
+# tools/check-sizes.sh proves that every function and object has a size (boot/asm.h);
+# tools/check-loops.sh that no C files of LOOP_FREE_DIRS call each other in a loop.
+LOOP_FREE_DIRS := kernel sched tests
+$(B)/btsx.elf: $(KOBJ) linker.ld tools/mksyms.sh tools/check-syms.sh tools/check-sizes.sh \
+               tools/check-loops.sh
 	@echo "  LD      $@"
+	$(Q)sh tools/check-loops.sh $(NM) $(B)/k $(LOOP_FREE_DIRS)
 	$(Q)$(LD) $(KLDFLAGS) -o $(B)/btsx.pass1.elf $(KOBJ)
 	$(Q)sh tools/check-sizes.sh $(READELF) $(B)/btsx.pass1.elf
 	$(Q)$(NM) -n -S $(B)/btsx.pass1.elf | sh tools/mksyms.sh > $(B)/syms.S

@@ -4,14 +4,11 @@
 # only the ones below it. A file calls another when it uses a function (nm type T) that the
 # other defines. Assembly is left out: an entry stub calls C and C takes the stub's address
 # (an IDT gate, IA32_LSTAR), which is not a loop of calls.
-# Usage: check-loops.sh NM OBJDIR DIR... (objects are OBJDIR/DIR/NAME.c.o)
+# Usage: check-loops.sh NM OBJDIR OBJ... (OBJDIR/FILE.o names FILE in the messages)
 nm=$1 objdir=$2
 shift 2
-objs=
-for d in "$@"; do
-    objs="$objs $(ls "$objdir/$d"/*.c.o 2>/dev/null)"
-done
-[ -n "$objs" ] || { echo "check-loops: no objects under $objdir for: $*" >&2; exit 1; }
+[ $# -gt 0 ] || { echo "check-loops: no objects given" >&2; exit 1; }
+objs="$*"
 for o in $objs; do
     "$nm" "$o" | awk -v f="${o#"$objdir"/}" '$1 == "U" { print "U", f, $2 } $2 == "T" { print "T", f, $3 }'
 done | awk '

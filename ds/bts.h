@@ -17,7 +17,6 @@
 #include "ds/record.h"
 #include "ds/ring.h"
 
-struct btsx_options;
 struct bts_backend;
 struct debugctl_layout;
 
@@ -74,8 +73,8 @@ struct bts_status {
     uint64_t spurious_pmis; /* CPU-wide */
 };
 
-/* Backend selection and probe (ds/probe.c). */
-void ds_init(const struct btsx_options *opt);
+/* Backend selection and probe (ds/probe.c), as the DS layer's options ask (ds/options.h). */
+void ds_init(void);
 const struct bts_backend *bts_backend(void);
 /* False when backend=hw was forced on a machine whose probe failed: why is the reason. */
 bool bts_available(const char **why);

@@ -10,7 +10,7 @@
 #include "ds/bts.h"
 #include "ds/debugctl.h"
 #include "ds/model.h"
-#include "kernel/cmdline.h"
+#include "ds/options.h"
 #include "kernel/cpu.h"
 #include "kernel/mem.h"
 #include "kernel/printf.h"
@@ -215,15 +215,15 @@ static void describe_layouts(const char *model_how)
               model_layout->name, model_how);
 }
 
-void ds_init(const struct btsx_options *opt)
+void ds_init(void)
 {
-    const char *model_how = choose_layouts(opt->model_layout);
+    const char *model_how = choose_layouts(ds_opt_model_layout);
     model_set_layout(model_layout);
     bool irq = irq_save();
     hw_ok = probe_hw();
     irq_restore(irq);
 
-    switch (opt->backend) {
+    switch (ds_opt_backend) {
     case BACKEND_AUTO:
         backend = hw_ok ? &bts_backend_hw : &bts_backend_model;
         ksnprintf(reason, sizeof(reason), "%s", hw_why);
@@ -248,7 +248,7 @@ void ds_init(const struct btsx_options *opt)
     }
     describe_layouts(model_how);
     model_init();
-    bts_pmi_init(opt->pmi == PMI_NMI);
+    bts_pmi_init(ds_opt_pmi == PMI_NMI);
     if (available)
         backend->write_ds_area((uint64_t)ds_idle_area);
 }

@@ -1,5 +1,6 @@
 #include "kernel/apic.h"
 
+#include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/cpu.h"
 #include "kernel/hpet.h"
@@ -29,6 +30,13 @@ static char source[APIC_SOURCE_MAX];
 static bool pit_ok;
 static const char *note = "";
 static void (*timer_fn)(struct trap_frame *f);
+
+static enum apic_mode mode_opt = APIC_MODE_AUTO;
+OPTION_CHOICE("apic", mode_opt, {"auto", APIC_MODE_AUTO}, {"xapic", APIC_MODE_XAPIC},
+              {"x2apic", APIC_MODE_X2APIC});
+static enum clock_choice clock_opt = CLOCK_AUTO;
+OPTION_CHOICE("clock", clock_opt, {"auto", CLOCK_AUTO}, {"pit", CLOCK_PIT}, {"hpet", CLOCK_HPET},
+              {"cpuid", CLOCK_CPUID});
 
 bool apic_is_x2apic(void)
 {
@@ -285,13 +293,14 @@ static void timer_calibrate(enum clock_choice choice)
     }
 }
 
-void apic_init(enum apic_mode mode, enum clock_choice clock)
+void apic_init(void)
 {
     outb(PIC1_DATA, PIC_MASK_ALL); /* the legacy PIC stays silent: LAPIC only */
     outb(PIC2_DATA, PIC_MASK_ALL);
 
     uint64_t base = rdmsr(MSR_IA32_APIC_BASE);
-    bool want_x2 = mode == APIC_MODE_X2APIC || (mode == APIC_MODE_AUTO && (base & APIC_BASE_EXTD));
+    bool want_x2 =
+        mode_opt == APIC_MODE_X2APIC || (mode_opt == APIC_MODE_AUTO && (base & APIC_BASE_EXTD));
     if (want_x2 && !cpu_has_x2apic()) {
         note = " (apic=x2apic asked, but CPUID.01H:ECX.x2APIC=0)";
         want_x2 = false;
@@ -312,7 +321,7 @@ void apic_init(enum apic_mode mode, enum clock_choice clock)
     apic_write(APIC_LVT_PC, APIC_LVT_MASKED | VEC_PMI);
     trap_set_handler(VEC_TIMER, timer_irq);
     trap_set_handler(VEC_SPURIOUS, spurious_irq);
-    timer_calibrate(clock);
+    timer_calibrate(clock_opt);
 }
 
 uint64_t apic_timer_hz(void)

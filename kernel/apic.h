@@ -10,8 +10,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "kernel/cmdline.h"
-
 /* Register offsets (xAPIC MMIO offsets; x2APIC MSR = 0x800 + offset / 16). SDM Vol. 3A, 11. */
 #define APIC_ID         0x020
 #define APIC_VERSION    0x030
@@ -44,7 +42,14 @@
 #define APIC_ICR_SELF     (1u << 18) /* destination shorthand: self (fixed only) */
 #define APIC_TIMER_DIV_16 0x3
 
-void apic_init(enum apic_mode mode, enum clock_choice clock);
+/* apic=: the LAPIC mode. auto keeps x2APIC if the firmware turned it on, else xAPIC. */
+enum apic_mode { APIC_MODE_AUTO, APIC_MODE_XAPIC, APIC_MODE_X2APIC };
+/* clock=: the reference for the LAPIC timer and TSC rates. auto: the PIT, else the HPET, else
+ * CPUID 0x15; the others force one, for tests. */
+enum clock_choice { CLOCK_AUTO, CLOCK_PIT, CLOCK_HPET, CLOCK_CPUID };
+
+/* Enables the LAPIC in the mode apic= asks for and calibrates its timer and the TSC. */
+void apic_init(void);
 bool apic_is_x2apic(void);
 /* Why the mode differs from the one asked for, or "". */
 const char *apic_note(void);

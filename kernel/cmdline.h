@@ -1,22 +1,19 @@
 /* The kernel command line: the only input a CI run gives btsx.
  *
- * Options are whitespace-separated key[=value] tokens:
- *   tests=GLOB[,GLOB...]     run only tests whose name matches a glob (* = any run, ? = one char)
- *   backend=auto|hw|model    BTS backend
- *   seed=N                   decimal or 0x-hex u64 (leading zeros are decimal, not octal)
- *   verbose | verbose=0|1    extra diagnostics
- *   exit=debugexit|halt|reboot
- *   selftest | selftest=0|1
- *   pmi=fixed|nmi            how LVT PC delivers the threshold interrupt
- *   apic=auto|xapic|x2apic
- *   console=all|serial       serial only: leave the screen alone
- *   clock=auto|pit|hpet|cpuid the reference for the LAPIC timer and TSC rates (auto: PIT, else
- *                            HPET, else CPUID 0x15); the others force one, for tests
- *   dump | dump=0|1          print every trace a test collects (for tools/btsx-trace)
- *   model.layout=auto|core|netburst  the DEBUGCTL bit layout the BTS model interprets
- * A first token starting with '/' is the image path some loaders prepend, and is ignored.
- * Anything else is an error that names the option: the design's contract is that a bad command
- * line fails the run cleanly rather than being guessed at.
+ * The parser knows the mechanism, not the options. Each layer declares the options it owns next
+ * to the code that uses them, with the OPTION_* macros below, and keeps the parsed values in its
+ * own variables; the variable's initializer is the option's default. The macros place a
+ * descriptor in the btsx_options linker section (as TEST() does for tests), and
+ * cmdline_parse() looks every name up there.
+ *
+ * The line is whitespace-separated key[=value] tokens. A first token starting with '/' is the
+ * image path some loaders prepend, and is ignored. Anything else that is not a registered
+ * option with a good value is an error that names the option: the design's contract is that a
+ * bad command line fails the run cleanly rather than being guessed at. Value forms:
+ *   choice   key=NAME, one of the option's names
+ *   flag     key (on), key=0 or key=1
+ *   u64      key=N, decimal or 0x-hex (leading zeros are decimal, not octal)
+ *   list     key=ITEM[,ITEM...], at most as many items, each at most as long, as the storage holds
  */
 #ifndef BTSX_KERNEL_CMDLINE_H
 #define BTSX_KERNEL_CMDLINE_H
@@ -27,56 +24,73 @@
 
 #include "kernel/errno.h"
 
-enum backend_choice { BACKEND_AUTO, BACKEND_HW, BACKEND_MODEL };
-enum exit_method { EXIT_AUTO, EXIT_DEBUGEXIT, EXIT_HALT, EXIT_REBOOT };
-enum pmi_delivery { PMI_FIXED, PMI_NMI };
-enum apic_mode { APIC_MODE_AUTO, APIC_MODE_XAPIC, APIC_MODE_X2APIC };
-enum console_choice { CONSOLE_ALL, CONSOLE_SERIAL };
-/* auto: the CPU's layout from the DS layer's table (the Core layout if it has none). */
-enum model_layout_choice { MODEL_LAYOUT_AUTO, MODEL_LAYOUT_CORE, MODEL_LAYOUT_NETBURST };
-enum clock_choice { CLOCK_AUTO, CLOCK_PIT, CLOCK_HPET, CLOCK_CPUID };
-
-#define CMDLINE_MAX_GLOBS 16
-#define CMDLINE_GLOB_LEN  64   /* including the NUL: a glob has at most 63 characters */
-#define CMDLINE_MAX_LEN   1024 /* longest accepted command line, excluding the NUL */
+#define CMDLINE_MAX_LEN 1024 /* longest accepted command line, excluding the NUL */
 
 /* Error codes of cmdline_parse(), each a distinct entry of the project's error table. */
 #define CMDLINE_EUNKNOWN E_NOENT   /* unknown option, or an empty option name */
 #define CMDLINE_EVALUE   E_INVAL   /* missing, empty or malformed value */
 #define CMDLINE_EDUP     E_EXIST   /* an option given twice */
-#define CMDLINE_ETOOLONG E_TOOLONG /* line, glob or glob count over its limit */
+#define CMDLINE_ETOOLONG E_TOOLONG /* line, list item or item count over its limit */
 
-struct btsx_options {
-    char globs[CMDLINE_MAX_GLOBS][CMDLINE_GLOB_LEN];
-    unsigned nglobs;
-    enum backend_choice backend;
-    uint64_t seed;
-    bool seed_set;
-    bool verbose;
-    enum exit_method exit;
-    bool selftest;
-    enum pmi_delivery pmi;
-    enum apic_mode apic;
-    enum console_choice console;
-    enum clock_choice clock;
-    bool dump;
-    enum model_layout_choice model_layout;
+enum cmdline_kind { CMDLINE_CHOICE, CMDLINE_FLAG, CMDLINE_U64, CMDLINE_LIST };
+
+struct cmdline_choice {
+    const char *name;
+    int value;
 };
 
-/* No globs (every test), auto backend/exit/APIC/clock/model layout, fixed PMI, seed unset,
- * flags off. */
-void cmdline_defaults(struct btsx_options *o);
+/* One registered option. Only the fields of its kind are set. */
+struct cmdline_option {
+    const char *name;
+    enum cmdline_kind kind;
+    void *var;   /* int (choice), bool (flag), uint64_t (u64), char[max_items][item_size] (list) */
+    bool *given; /* if set: made true when a line gives the option (u64) */
+    const struct cmdline_choice *choices; /* choice: the names and their values */
+    size_t nchoices;
+    unsigned *count; /* list: items stored */
+    size_t max_items, item_size;
+    const char *noun;   /* list: what an item is called in messages ("item") */
+    const char *expect; /* list: the value's form in messages ("ITEM[,ITEM...]") */
+};
 
-/* Applies the options in line (NULL = empty) on top of *o. Returns 0, or a CMDLINE_E* code with
- * a message naming the option in err (if err and errlen > 0); on error *o is left untouched.
- * Each option may appear once per line. */
-int cmdline_parse(const char *line, struct btsx_options *o, char *err, size_t errlen);
+/* The registered options, in link order. The names are the ones GNU ld gives a section whose
+ * name is a C identifier, so host programs (the unit tests) get them without a linker script;
+ * the kernel's linker.ld defines the same two. */
+extern const struct cmdline_option __start_btsx_options[], __stop_btsx_options[];
 
-/* Whole-string match: '*' matches any run (also empty), '?' exactly one character, everything
- * else itself. Linear-backtracking, so hostile patterns cost O(len(pattern) * len(name)). */
-bool glob_match(const char *pattern, const char *name);
+#define CMDLINE_CAT_(a, b) a##b
+#define CMDLINE_CAT(a, b)  CMDLINE_CAT_(a, b)
+#define CMDLINE_OPTION_(...)                                                                       \
+    static const struct cmdline_option CMDLINE_CAT(cmdline_option_, __COUNTER__)                   \
+        __attribute__((used, section("btsx_options"), aligned(8))) = {__VA_ARGS__}
 
-/* True if testname matches any glob, or if no globs were given. */
-bool cmdline_selects(const struct btsx_options *o, const char *testname);
+/* OPTION_CHOICE("exit", method, {"debugexit", EXIT_DEBUGEXIT}, {"halt", EXIT_HALT}): var is an
+ * int-sized enum that takes the value of the name given. */
+#define OPTION_CHOICE(name_, var_, ...)                                                            \
+    _Static_assert(sizeof(var_) == sizeof(int), "a choice is stored as an int");                   \
+    CMDLINE_OPTION_(.name = name_, .kind = CMDLINE_CHOICE, .var = &(var_),                         \
+                    .choices = (const struct cmdline_choice[]){__VA_ARGS__},                       \
+                    .nchoices = sizeof((const struct cmdline_choice[]){__VA_ARGS__}) /             \
+                                sizeof(struct cmdline_choice))
+/* A bool: bare means true, =0 and =1 set it. */
+#define OPTION_FLAG(name_, var_)                                                                   \
+    _Static_assert(sizeof(var_) == sizeof(bool), "a flag is stored as a bool");                    \
+    CMDLINE_OPTION_(.name = name_, .kind = CMDLINE_FLAG, .var = &(var_))
+/* A uint64_t; given_ (a bool) becomes true when a line sets it. */
+#define OPTION_U64(name_, var_, given_)                                                            \
+    _Static_assert(sizeof(var_) == sizeof(uint64_t), "a u64 is stored as a uint64_t");             \
+    CMDLINE_OPTION_(.name = name_, .kind = CMDLINE_U64, .var = &(var_), .given = &(given_))
+/* A comma-separated list into array_ (char[N][LEN]: at most N items of at most LEN - 1
+ * characters) and count_ (unsigned). A line's list replaces the stored one. */
+#define OPTION_LIST(name_, expect_, noun_, array_, count_)                                         \
+    CMDLINE_OPTION_(.name = name_, .kind = CMDLINE_LIST, .var = (array_), .count = &(count_),      \
+                    .max_items = sizeof(array_) / sizeof((array_)[0]),                             \
+                    .item_size = sizeof((array_)[0]), .noun = noun_, .expect = expect_)
+
+/* Applies the options in line (NULL = empty) to the registered options' variables. Returns 0,
+ * or a CMDLINE_E* code with a message naming the option in err (if err and errlen > 0). The
+ * whole line is checked before anything is stored, so on error no variable changes. Each
+ * option may appear once per line; options the line does not name keep their values. */
+int cmdline_parse(const char *line, char *err, size_t errlen);
 
 #endif /* BTSX_KERNEL_CMDLINE_H */

@@ -2,6 +2,7 @@
 
 #include <stdbool.h>
 
+#include "kernel/cmdline.h"
 #include "kernel/fbcon.h"
 #include "kernel/printf.h"
 #include "kernel/serial.h"
@@ -9,6 +10,14 @@
 
 enum screen { SCREEN_NONE, SCREEN_VGA, SCREEN_FB };
 static enum screen screen;
+
+static enum console_choice choice = CONSOLE_ALL;
+OPTION_CHOICE("console", choice, {"all", CONSOLE_ALL}, {"serial", CONSOLE_SERIAL});
+
+bool console_screen_wanted(void)
+{
+    return choice == CONSOLE_ALL;
+}
 
 void console_init(void)
 {

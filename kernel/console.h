@@ -3,6 +3,7 @@
 #define BTSX_KERNEL_CONSOLE_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "kernel/con_color.h"
@@ -13,6 +14,10 @@ void console_init(void); /* serial; the screen comes with the boot info */
 void console_attach_vga(uintptr_t base, unsigned cols, unsigned rows);
 int console_attach_fb(const struct fb_info *fb);
 const char *console_screen_name(void); /* "vga", "framebuffer" or "none" */
+/* console=: all (COM1 and the screen) or serial (COM1 only: the screen is left alone). */
+enum console_choice { CONSOLE_ALL, CONSOLE_SERIAL };
+/* False with console=serial: then the screen is not to be attached or touched. */
+bool console_screen_wanted(void);
 
 void kputs(const char *s);
 int kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -32,8 +32,7 @@ ENTRY(isr_stubs)
     .endif
     vec = vec + 1
     .endr
-    .globl isr_stubs_end
-isr_stubs_end:
+LABEL(isr_stubs_end)
 END(isr_stubs)
 
 /* Completes struct trap_frame over the vector and error code, calls fn(frame), undoes it. */

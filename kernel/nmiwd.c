@@ -15,9 +15,10 @@ static void (*fire_fn)(struct trap_frame *f);
 static char describe[120];
 
 /*
- * An NMI carries no source: the PMI (pmi=nmi) and the tests' self-NMIs share the vector. The
- * watchdog's is the one that arrives while it is armed and its deadline has passed on the
- * HPET's own counter; anything earlier belongs to someone else and goes to the vector's handler.
+ * An NMI carries no source: a PMI delivered as an NMI and the tests' self-NMIs share the
+ * vector. The watchdog's is the one that arrives while it is armed and its deadline has passed
+ * on the HPET's own counter; anything earlier belongs to someone else and goes to the vector's
+ * handler.
  */
 static void arm_stage(void)
 {

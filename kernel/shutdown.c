@@ -1,5 +1,6 @@
 #include "kernel/shutdown.h"
 
+#include "kernel/cmdline.h"
 #include "kernel/cpu.h"
 #include "kernel/io.h"
 #include "kernel/serial.h"
@@ -9,11 +10,8 @@
 #define KBC_INPUT_FULL  0x02
 
 static enum exit_method method = EXIT_AUTO;
-
-void shutdown_set_method(enum exit_method m)
-{
-    method = m;
-}
+OPTION_CHOICE("exit", method, {"debugexit", EXIT_DEBUGEXIT}, {"halt", EXIT_HALT},
+              {"reboot", EXIT_REBOOT});
 
 static void reboot(void)
 {

@@ -28,7 +28,6 @@
 
 #define CMDLINE_ERR_MAX 160
 
-static struct btsx_options options;
 static char cmdline[BOOTINFO_CMDLINE_MAX];
 
 static void attach_screen(void)
@@ -81,27 +80,26 @@ void kmain(uint32_t magic, uint64_t info)
     paging_init();
     heap_init();
 
-    bool whole = assemble_cmdline();
-    cmdline_defaults(&options);
+    /* Each layer's options take effect as the layer starts below. A refused line changes
+     * none of them: the run then only reports why. */
     char err[CMDLINE_ERR_MAX] = "";
-    bool bad = cmdline_parse(cmdline, &options, err, sizeof(err)) != 0;
-    if (!whole) {
+    bool bad = true;
+    if (assemble_cmdline())
+        bad = cmdline_parse(cmdline, err, sizeof(err)) != 0;
+    else
         ksnprintf(err, sizeof(err), "command line longer than %u characters", CMDLINE_MAX_LEN);
-        bad = true;
-    }
-    if (options.console == CONSOLE_ALL)
+    if (console_screen_wanted())
         attach_screen();
 
     acpi_init();
     ioapic_init();
     hpet_init();
-    apic_init(options.apic, options.clock);
+    apic_init();
     nmi_watchdog_init();
-    ds_init(&options);
+    ds_init();
     trap_probe_syscall_tf(); /* before syscall_init() sets up SYSCALL for good */
     sched_init();
     sched_supervise_init();
     syscall_init();
-    shutdown_set_method(options.exit);
-    test_run_all(&options, cmdline, bad ? err : NULL);
+    test_run_all(cmdline, bad ? err : NULL);
 }

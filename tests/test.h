@@ -51,7 +51,6 @@ struct fault_info;
 /* Runs fn(arg) and reports whether it faulted, with the details; a watchdog timeout inside
  * still ends the test. */
 bool test_expect_fault(void (*fn)(void *), void *arg, struct fault_info *fault);
-bool test_verbose(void);
 
 #define CHECK(cond, ...)                                                                           \
     ({                                                                                             \
@@ -94,9 +93,9 @@ struct test_header {
     static const struct test_header header_##fn_                                                   \
         __attribute__((used, section(".btsx_header"), aligned(8))) = {fn_}
 
-struct btsx_options;
-/* Runs the selected tests and ends the machine with the contract's exit code. */
-__attribute__((noreturn)) void test_run_all(const struct btsx_options *opt, const char *cmdline,
-                                            const char *cmdline_error);
+/* Runs the tests the framework's options select (tests=, selftest) and ends the machine with
+ * the contract's exit code; cmdline is the line for the header, cmdline_error (if set) why it
+ * was refused, and then no test runs. */
+__attribute__((noreturn)) void test_run_all(const char *cmdline, const char *cmdline_error);
 
 #endif

@@ -1,5 +1,8 @@
-/* Host tests of kernel/cmdline.c: every option and value, every error message, the
- * all-or-nothing rule (options untouched on error), and the glob matcher. */
+/* Host tests of kernel/cmdline.c, the mechanism: every value kind, every error message, the
+ * all-or-nothing rule (no option changes on error), and options found wherever they are
+ * registered. The options are this file's own, registered with the same macros the layers use
+ * and shaped like the kernel's (names, choices, limits), so the messages checked are the ones a
+ * user sees; tests/t_cmdline.c checks the kernel's real set. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -7,7 +10,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -15,81 +17,109 @@
 
 #include "kernel/cmdline.h"
 
-#define ERR_LEN  160
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+#define ERR_LEN   160
+#define NELEM(a)  (sizeof(a) / sizeof((a)[0]))
+#define MAX_GLOBS 16
+#define GLOB_LEN  64
+#define MAX_NAMES 2
+#define NAME_LEN  8
 
-static struct btsx_options parse_ok(const char *line)
+enum backend { BACKEND_AUTO, BACKEND_HW, BACKEND_MODEL };
+enum exit_method { EXIT_AUTO, EXIT_DEBUGEXIT, EXIT_HALT, EXIT_REBOOT };
+enum pmi { PMI_FIXED, PMI_NMI };
+enum apic { APIC_MODE_AUTO, APIC_MODE_XAPIC, APIC_MODE_X2APIC };
+enum console { CONSOLE_ALL, CONSOLE_SERIAL };
+enum layout { MODEL_LAYOUT_AUTO, MODEL_LAYOUT_CORE, MODEL_LAYOUT_NETBURST };
+enum clock { CLOCK_AUTO, CLOCK_PIT, CLOCK_HPET, CLOCK_CPUID };
+
+/* Every option's storage in one object, so a test can check that not a byte changed. */
+struct options {
+    char globs[MAX_GLOBS][GLOB_LEN];
+    unsigned nglobs;
+    enum backend backend;
+    uint64_t seed;
+    bool seed_set;
+    bool verbose;
+    enum exit_method exit;
+    bool selftest;
+    enum pmi pmi;
+    enum apic apic;
+    enum console console;
+    enum clock clock;
+    bool dump;
+    enum layout model_layout;
+    char names[MAX_NAMES][NAME_LEN]; /* a second list: limits and noun come from its own */
+    unsigned nnames;
+};
+static struct options o;
+
+OPTION_LIST("tests", "GLOB[,GLOB...]", "glob", o.globs, o.nglobs);
+OPTION_CHOICE("backend", o.backend, {"auto", BACKEND_AUTO}, {"hw", BACKEND_HW},
+              {"model", BACKEND_MODEL});
+OPTION_U64("seed", o.seed, o.seed_set);
+OPTION_FLAG("verbose", o.verbose);
+OPTION_CHOICE("exit", o.exit, {"debugexit", EXIT_DEBUGEXIT}, {"halt", EXIT_HALT},
+              {"reboot", EXIT_REBOOT});
+OPTION_FLAG("selftest", o.selftest);
+OPTION_CHOICE("pmi", o.pmi, {"fixed", PMI_FIXED}, {"nmi", PMI_NMI});
+OPTION_CHOICE("apic", o.apic, {"auto", APIC_MODE_AUTO}, {"xapic", APIC_MODE_XAPIC},
+              {"x2apic", APIC_MODE_X2APIC});
+OPTION_CHOICE("console", o.console, {"all", CONSOLE_ALL}, {"serial", CONSOLE_SERIAL});
+OPTION_FLAG("dump", o.dump);
+OPTION_CHOICE("model.layout", o.model_layout, {"auto", MODEL_LAYOUT_AUTO},
+              {"core", MODEL_LAYOUT_CORE}, {"netburst", MODEL_LAYOUT_NETBURST});
+OPTION_CHOICE("clock", o.clock, {"auto", CLOCK_AUTO}, {"pit", CLOCK_PIT}, {"hpet", CLOCK_HPET},
+              {"cpuid", CLOCK_CPUID});
+OPTION_LIST("names", "NAME[,NAME...]", "name", o.names, o.nnames);
+
+/* The defaults, as the owners' initializers would give them. */
+static void reset(void)
 {
-    struct btsx_options o;
+    memset(&o, 0, sizeof(o));
+    o.backend = BACKEND_AUTO;
+    o.exit = EXIT_AUTO;
+    o.pmi = PMI_FIXED;
+    o.apic = APIC_MODE_AUTO;
+    o.console = CONSOLE_ALL;
+    o.clock = CLOCK_AUTO;
+    o.model_layout = MODEL_LAYOUT_AUTO;
+}
+
+/* Parses line over the defaults and returns what it stored. */
+static struct options parse_ok(const char *line)
+{
     char err[ERR_LEN] = "untouched";
     int rc;
 
-    cmdline_defaults(&o);
-    rc = cmdline_parse(line, &o, err, sizeof(err));
+    reset();
+    rc = cmdline_parse(line, err, sizeof(err));
     if (rc != 0)
         fail_msg("'%s' rejected (%d): %s", line, rc, err);
     assert_string_equal(err, "");
     return o;
 }
 
-/* Field by field: struct assignment need not copy padding, so memcmp only fits the error
- * tests, where nothing may be written at all. */
-static void assert_options_equal(const struct btsx_options *a, const struct btsx_options *b)
+/* The section holds this file's 13 registrations, and nothing else. */
+static void test_registered(void **state)
 {
-    assert_int_equal(a->nglobs, b->nglobs);
-    for (unsigned i = 0; i < a->nglobs && i < CMDLINE_MAX_GLOBS; i++)
-        assert_string_equal(a->globs[i], b->globs[i]);
-    assert_int_equal(a->backend, b->backend);
-    assert_int_equal(a->seed, b->seed);
-    assert_int_equal(a->seed_set, b->seed_set);
-    assert_int_equal(a->verbose, b->verbose);
-    assert_int_equal(a->exit, b->exit);
-    assert_int_equal(a->selftest, b->selftest);
-    assert_int_equal(a->dump, b->dump);
-    assert_int_equal(a->pmi, b->pmi);
-    assert_int_equal(a->apic, b->apic);
-    assert_int_equal(a->console, b->console);
-    assert_int_equal(a->model_layout, b->model_layout);
-    assert_int_equal(a->clock, b->clock);
-}
-
-static void test_defaults(void **state)
-{
-    struct btsx_options o;
-
     (void)state;
-    memset(&o, 0x5a, sizeof(o));
-    cmdline_defaults(&o);
-    assert_int_equal(o.nglobs, 0);
-    assert_int_equal(o.backend, BACKEND_AUTO);
-    assert_int_equal(o.seed, 0);
-    assert_false(o.seed_set);
-    assert_false(o.verbose);
-    assert_int_equal(o.exit, EXIT_AUTO);
-    assert_false(o.selftest);
-    assert_false(o.dump);
-    assert_int_equal(o.pmi, PMI_FIXED);
-    assert_int_equal(o.apic, APIC_MODE_AUTO);
-    assert_int_equal(o.console, CONSOLE_ALL);
-    assert_int_equal(o.model_layout, MODEL_LAYOUT_AUTO);
-    assert_int_equal(o.clock, CLOCK_AUTO);
+    assert_int_equal(__stop_btsx_options - __start_btsx_options, 13);
 }
 
 static void test_empty_lines(void **state)
 {
-    struct btsx_options def, o;
+    static const char *const lines[] = {"", " \t  \t", "/boot/btsx.elf", "\r\n"};
+    struct options def;
 
     (void)state;
-    cmdline_defaults(&def);
-    o = parse_ok("");
-    assert_options_equal(&o, &def);
-    o = parse_ok(" \t  \t");
-    assert_options_equal(&o, &def);
-    o = parse_ok("/boot/btsx.elf");
-    assert_options_equal(&o, &def);
-    cmdline_defaults(&o);
-    assert_int_equal(cmdline_parse(NULL, &o, NULL, 0), 0);
-    assert_options_equal(&o, &def);
+    reset();
+    def = o;
+    for (size_t i = 0; i < NELEM(lines); i++) {
+        parse_ok(lines[i]);
+        assert_memory_equal(&o, &def, sizeof(o));
+    }
+    assert_int_equal(cmdline_parse(NULL, NULL, 0), 0);
+    assert_memory_equal(&o, &def, sizeof(o));
 }
 
 static void test_choices(void **state)
@@ -119,8 +149,6 @@ static void test_choices(void **state)
 
 static void test_flags(void **state)
 {
-    struct btsx_options o;
-
     (void)state;
     assert_true(parse_ok("verbose").verbose);
     assert_true(parse_ok("verbose=1").verbose);
@@ -131,21 +159,21 @@ static void test_flags(void **state)
     assert_true(parse_ok("dump").dump);
     assert_true(parse_ok("dump=1").dump);
     assert_false(parse_ok("dump=0").dump);
-    /* =0 turns a flag off even if the caller had it on. */
-    cmdline_defaults(&o);
+    /* =0 turns a flag off even if it was on. */
+    reset();
     o.verbose = true;
-    assert_int_equal(cmdline_parse("verbose=0", &o, NULL, 0), 0);
+    assert_int_equal(cmdline_parse("verbose=0", NULL, 0), 0);
     assert_false(o.verbose);
 }
 
 static void test_seed(void **state)
 {
-    struct btsx_options o;
+    struct options r;
 
     (void)state;
-    o = parse_ok("seed=0");
-    assert_true(o.seed_set);
-    assert_int_equal(o.seed, 0);
+    r = parse_ok("seed=0");
+    assert_true(r.seed_set);
+    assert_int_equal(r.seed, 0);
     assert_int_equal(parse_ok("seed=12345").seed, 12345);
     assert_int_equal(parse_ok("seed=0x1F").seed, 0x1f);
     assert_int_equal(parse_ok("seed=0XdeadBEEF").seed, 0xdeadbeef);
@@ -156,64 +184,76 @@ static void test_seed(void **state)
     assert_false(parse_ok("verbose").seed_set);
 }
 
-static void test_tests_globs(void **state)
+static void test_lists(void **state)
 {
-    struct btsx_options o;
+    struct options r;
     char line[CMDLINE_MAX_LEN + 1];
     size_t pos;
 
     (void)state;
-    o = parse_ok("tests=boot.*");
-    assert_int_equal(o.nglobs, 1);
-    assert_string_equal(o.globs[0], "boot.*");
-    o = parse_ok("tests=boot.*,paging.?x,apic.timer");
-    assert_int_equal(o.nglobs, 3);
-    assert_string_equal(o.globs[0], "boot.*");
-    assert_string_equal(o.globs[1], "paging.?x");
-    assert_string_equal(o.globs[2], "apic.timer");
+    r = parse_ok("tests=boot.*");
+    assert_int_equal(r.nglobs, 1);
+    assert_string_equal(r.globs[0], "boot.*");
+    r = parse_ok("tests=boot.*,paging.?x,apic.timer");
+    assert_int_equal(r.nglobs, 3);
+    assert_string_equal(r.globs[0], "boot.*");
+    assert_string_equal(r.globs[1], "paging.?x");
+    assert_string_equal(r.globs[2], "apic.timer");
 
     /* The limits themselves are accepted: 16 globs, 63 characters. */
     pos = (size_t)snprintf(line, sizeof(line), "tests=");
-    for (int i = 0; i < CMDLINE_MAX_GLOBS; i++)
+    for (int i = 0; i < MAX_GLOBS; i++)
         pos += (size_t)snprintf(line + pos, sizeof(line) - pos, "%sg%d", i ? "," : "", i);
-    o = parse_ok(line);
-    assert_int_equal(o.nglobs, CMDLINE_MAX_GLOBS);
-    assert_string_equal(o.globs[15], "g15");
-    snprintf(line, sizeof(line), "tests=%0*d", CMDLINE_GLOB_LEN - 1, 0);
-    o = parse_ok(line);
-    assert_int_equal(strlen(o.globs[0]), CMDLINE_GLOB_LEN - 1);
+    r = parse_ok(line);
+    assert_int_equal(r.nglobs, MAX_GLOBS);
+    assert_string_equal(r.globs[15], "g15");
+    snprintf(line, sizeof(line), "tests=%0*d", GLOB_LEN - 1, 0);
+    r = parse_ok(line);
+    assert_int_equal(strlen(r.globs[0]), GLOB_LEN - 1);
 
-    /* A new tests= replaces the caller's globs rather than appending. */
-    cmdline_defaults(&o);
+    /* A list's limits are its storage's: 2 names of 7 characters. */
+    r = parse_ok("names=abcdefg,x");
+    assert_int_equal(r.nnames, 2);
+    assert_string_equal(r.names[0], "abcdefg");
+    assert_string_equal(r.names[1], "x");
+    assert_int_equal(r.nglobs, 0);
+
+    /* A new list replaces the stored one rather than appending. */
+    reset();
     o.nglobs = 2;
     strcpy(o.globs[0], "old0");
     strcpy(o.globs[1], "old1");
-    assert_int_equal(cmdline_parse("tests=new", &o, NULL, 0), 0);
+    assert_int_equal(cmdline_parse("tests=new", NULL, 0), 0);
     assert_int_equal(o.nglobs, 1);
     assert_string_equal(o.globs[0], "new");
 }
 
 static void test_whole_line(void **state)
 {
-    struct btsx_options o;
+    struct options r;
 
     (void)state;
-    o = parse_ok("/boot/btsx.elf\ttests=ds.*,sched.*  backend=model seed=0x2a verbose "
-                 "exit=debugexit selftest=0 pmi=nmi apic=x2apic\n");
-    assert_int_equal(o.nglobs, 2);
-    assert_int_equal(o.backend, BACKEND_MODEL);
-    assert_int_equal(o.seed, 42);
-    assert_true(o.seed_set);
-    assert_true(o.verbose);
-    assert_int_equal(o.exit, EXIT_DEBUGEXIT);
-    assert_false(o.selftest);
-    assert_int_equal(o.pmi, PMI_NMI);
-    assert_int_equal(o.apic, APIC_MODE_X2APIC);
-    /* Options not on the line keep the caller's values. */
-    cmdline_defaults(&o);
+    r = parse_ok("/boot/btsx.elf\ttests=ds.*,sched.*  backend=model seed=0x2a verbose "
+                 "exit=debugexit selftest=0 pmi=nmi apic=x2apic names=a\n");
+    assert_int_equal(r.nglobs, 2);
+    assert_int_equal(r.backend, BACKEND_MODEL);
+    assert_int_equal(r.seed, 42);
+    assert_true(r.seed_set);
+    assert_true(r.verbose);
+    assert_int_equal(r.exit, EXIT_DEBUGEXIT);
+    assert_false(r.selftest);
+    assert_int_equal(r.pmi, PMI_NMI);
+    assert_int_equal(r.apic, APIC_MODE_X2APIC);
+    assert_int_equal(r.nnames, 1);
+    /* Options not on the line keep their values, also from an earlier line. */
+    reset();
     o.backend = BACKEND_HW;
-    assert_int_equal(cmdline_parse("verbose", &o, NULL, 0), 0);
+    assert_int_equal(cmdline_parse("seed=9", NULL, 0), 0);
+    assert_int_equal(cmdline_parse("verbose", NULL, 0), 0);
     assert_int_equal(o.backend, BACKEND_HW);
+    assert_true(o.seed_set);
+    assert_int_equal(o.seed, 9);
+    assert_true(o.verbose);
 }
 
 struct bad_case {
@@ -292,30 +332,38 @@ static const struct bad_case bad_cases[] = {
     {"verbose backend=hw tests=x seed=5 bogus", CMDLINE_EUNKNOWN, "unknown option 'bogus'"},
     {"tests=a,b,c,d backend=none", CMDLINE_EVALUE,
      "bad value 'none' for 'backend' (auto|hw|model)"},
+    {"names=a,b,c", CMDLINE_ETOOLONG, "too many names for 'names' (max 2)"},
+    {"names=abcdefgh", CMDLINE_ETOOLONG, "name 'abcdefgh' too long for 'names' (max 7 chars)"},
+    {"names=", CMDLINE_EVALUE, "bad value '' for 'names' (empty name)"},
+    {"names", CMDLINE_EVALUE, "missing value for 'names' (NAME[,NAME...])"},
+    {"/boot/btsx.elf verbose dump verbose", CMDLINE_EDUP, "option 'verbose' given twice"},
+    {"dump=1 seed=3 names=x dump=0", CMDLINE_EDUP, "option 'dump' given twice"},
+    /* The error comes after valid options of every kind: none may be stored. */
+    {"names=q verbose backend=hw tests=x seed=5 bogus", CMDLINE_EUNKNOWN, "unknown option 'bogus'"},
 };
 
-/* Every bad line returns its code and message, and leaves the options byte-for-byte as they
- * were, even when the struct held garbage. */
+/* Every bad line returns its code and message, and leaves every option byte for byte as it
+ * was, even when the storage held garbage. */
 static void test_errors(void **state)
 {
     (void)state;
     for (size_t i = 0; i < NELEM(bad_cases); i++) {
         const struct bad_case *c = &bad_cases[i];
-        struct btsx_options o, before;
+        struct options before;
         char err[ERR_LEN];
         int rc;
 
         memset(&o, 0xa5, sizeof(o));
         memcpy(&before, &o, sizeof(o));
-        rc = cmdline_parse(c->line, &o, err, sizeof(err));
+        rc = cmdline_parse(c->line, err, sizeof(err));
         if (rc != c->code || strcmp(err, c->msg) != 0)
             fail_msg("'%s': got %d '%s', want %d '%s'", c->line, rc, err, c->code, c->msg);
         assert_memory_equal(&o, &before, sizeof(o));
 
-        /* The same line after defaults: still untouched. */
-        cmdline_defaults(&o);
+        /* The same line over the defaults: still untouched. */
+        reset();
         memcpy(&before, &o, sizeof(o));
-        assert_int_equal(cmdline_parse(c->line, &o, NULL, 0), c->code);
+        assert_int_equal(cmdline_parse(c->line, NULL, 0), c->code);
         assert_memory_equal(&o, &before, sizeof(o));
     }
 }
@@ -336,7 +384,7 @@ static void test_codes_distinct(void **state)
 static void test_line_length(void **state)
 {
     char line[CMDLINE_MAX_LEN + 2];
-    struct btsx_options o, before;
+    struct options before;
     char err[ERR_LEN];
 
     (void)state;
@@ -348,9 +396,9 @@ static void test_line_length(void **state)
     /* One more: rejected, even though the extra byte is a blank. */
     line[CMDLINE_MAX_LEN] = ' ';
     line[CMDLINE_MAX_LEN + 1] = '\0';
-    cmdline_defaults(&o);
+    reset();
     memcpy(&before, &o, sizeof(o));
-    assert_int_equal(cmdline_parse(line, &o, err, sizeof(err)), CMDLINE_ETOOLONG);
+    assert_int_equal(cmdline_parse(line, err, sizeof(err)), CMDLINE_ETOOLONG);
     assert_string_equal(err, "command line longer than 1024 characters");
     assert_memory_equal(&o, &before, sizeof(o));
 }
@@ -358,125 +406,26 @@ static void test_line_length(void **state)
 /* A short error buffer gets a truncated, terminated message; no buffer at all is fine. */
 static void test_error_buffer(void **state)
 {
-    struct btsx_options o;
     char err[8];
 
     (void)state;
-    cmdline_defaults(&o);
+    reset();
     memset(err, 'Z', sizeof(err));
-    assert_int_equal(cmdline_parse("bogus", &o, err, sizeof(err)), CMDLINE_EUNKNOWN);
+    assert_int_equal(cmdline_parse("bogus", err, sizeof(err)), CMDLINE_EUNKNOWN);
     assert_string_equal(err, "unknown");
-    assert_int_equal(cmdline_parse("bogus", &o, NULL, 0), CMDLINE_EUNKNOWN);
-    assert_int_equal(cmdline_parse("bogus", &o, err, 0), CMDLINE_EUNKNOWN);
-    assert_int_equal(cmdline_parse("verbose", NULL, err, sizeof(err)), CMDLINE_EVALUE);
-}
-
-struct glob_case {
-    const char *pattern, *name;
-    bool match;
-};
-
-static const struct glob_case glob_cases[] = {
-    {"", "", true},
-    {"", "a", false},
-    {"a", "", false},
-    {"*", "", true},
-    {"*", "boot.memmap", true},
-    {"**", "x", true},
-    {"boot.*", "boot.memmap", true},
-    {"boot.*", "boot.", true},
-    {"boot.*", "boot", false},
-    {"boot.*", "paging.boot.x", false},
-    {"*.memmap", "boot.memmap", true},
-    {"*.memmap", "boot.memmapx", false},
-    {"*map*", "boot.memmap.e820", true},
-    {"a?c", "abc", true},
-    {"a?c", "ac", false},
-    {"a?c", "abbc", false},
-    {"?", "", false},
-    {"?", "x", true},
-    {"???", "abc", true},
-    {"*?", "", false},
-    {"*?", "a", true},
-    {"a*b", "a", false},
-    {"a*b", "ab", true},
-    {"a*b", "axxxbxxb", true},
-    {"a*b", "axxxbxxbc", false},
-    {"a*b*c", "abcabc", true},
-    {"*a*b*c*", "xxaxxbxxcxx", true},
-    {"*a*b*c*", "xxaxxcxxbxx", false},
-    {"ds.bts.wrap", "ds.bts.wrap", true},
-    {"ds.bts.wrap", "ds.bts.wra", false},
-    {"ds.bts.wrap", "ds.bts.wrapx", false},
-    {"*", "*", true},
-    {"a", "*", false},
-    {"A*", "a", false},
-};
-
-static void test_glob_match(void **state)
-{
-    (void)state;
-    for (size_t i = 0; i < NELEM(glob_cases); i++) {
-        const struct glob_case *c = &glob_cases[i];
-        if (glob_match(c->pattern, c->name) != c->match)
-            fail_msg("glob_match('%s', '%s') != %d", c->pattern, c->name, c->match);
-    }
-    assert_false(glob_match(NULL, "a"));
-    assert_false(glob_match("a", NULL));
-}
-
-/* A pattern that makes naive recursive matchers exponential must stay fast. */
-static void test_glob_pathological(void **state)
-{
-    char pattern[CMDLINE_GLOB_LEN], name[4096];
-    clock_t t0;
-
-    (void)state;
-    for (size_t i = 0; i < 30; i++) {
-        pattern[2 * i] = 'a';
-        pattern[2 * i + 1] = '*';
-    }
-    pattern[60] = 'b';
-    pattern[61] = '\0';
-    memset(name, 'a', sizeof(name) - 1);
-    name[sizeof(name) - 1] = '\0';
-    t0 = clock();
-    assert_false(glob_match(pattern, name));
-    assert_true((double)(clock() - t0) / CLOCKS_PER_SEC < 1.0);
-}
-
-static void test_selects(void **state)
-{
-    struct btsx_options o;
-
-    (void)state;
-    cmdline_defaults(&o);
-    assert_true(cmdline_selects(&o, "anything"));
-    assert_false(cmdline_selects(&o, NULL));
-    assert_int_equal(cmdline_parse("tests=boot.*,apic.timer", &o, NULL, 0), 0);
-    assert_true(cmdline_selects(&o, "boot.memmap"));
-    assert_true(cmdline_selects(&o, "apic.timer"));
-    assert_false(cmdline_selects(&o, "apic.timer2"));
-    assert_false(cmdline_selects(&o, "paging.write_text"));
+    assert_int_equal(cmdline_parse("bogus", NULL, 0), CMDLINE_EUNKNOWN);
+    assert_int_equal(cmdline_parse("bogus", err, 0), CMDLINE_EUNKNOWN);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_empty_lines),
-        cmocka_unit_test(test_choices),
-        cmocka_unit_test(test_flags),
-        cmocka_unit_test(test_seed),
-        cmocka_unit_test(test_tests_globs),
-        cmocka_unit_test(test_whole_line),
-        cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_codes_distinct),
-        cmocka_unit_test(test_line_length),
+        cmocka_unit_test(test_registered),     cmocka_unit_test(test_empty_lines),
+        cmocka_unit_test(test_choices),        cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_seed),           cmocka_unit_test(test_lists),
+        cmocka_unit_test(test_whole_line),     cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_codes_distinct), cmocka_unit_test(test_line_length),
         cmocka_unit_test(test_error_buffer),
-        cmocka_unit_test(test_glob_match),
-        cmocka_unit_test(test_glob_pathological),
-        cmocka_unit_test(test_selects),
     };
     /* A runaway loop in the code under test must fail the run, not hang `make unit`. */
     alarm(UNIT_TIMEOUT_S);

@@ -158,7 +158,7 @@ selftest: all
 	$(RUNNER) --config direct --tag badcmdline --append "bogus=1" --expect-exit 2
 	$(RUNNER) --config direct --tag nomatch --append "tests=no.such.test" --expect-exit 2
 	$(RUNNER) --config bochs --tag badcmdline --append "bogus=1" --expect-exit 2
-	$(RUNNER) --config direct --tag nmi --append "pmi=nmi tests=bts.*,ds.*,apic.*"
+	$(RUNNER) --config direct --tag nmi --append "pmi=nmi tests=bts.*,ds.*,apic.*,nmi.*"
 	$(RUNNER) --config direct --tag hpet --append "clock=hpet tests=apic.*,sched.*"
 	QEMU=$(CURDIR)/tools/qemu-nopit $(RUNNER) --config direct --tag nopit \
 	    --append "selftest=1 tests=apic.*,sched.*,selftest.hang_irqoff" \

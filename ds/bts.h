@@ -126,9 +126,9 @@ void ds_switch(struct bts_trace *prev, struct bts_trace *next);
 /* The threshold interrupt (ds/pmi.c). */
 void bts_pmi_init(bool nmi);
 uint64_t bts_spurious_pmis(void);
-/* Moves what the hardware buffer holds into t's ring (recording must be off). In the threshold
- * interrupt (in_pmi) a full stream ring waits for the tracer; elsewhere what does not fit
- * stays in the hardware buffer for the next drain. */
-void bts_drain_hw(struct bts_trace *t, bool in_pmi);
+/* Moves what the hardware buffer holds into t's ring (recording must be off). When the caller
+ * can wait (the threshold interrupt on the task's own stack) a full stream ring waits for the
+ * tracer; otherwise what does not fit stays in the hardware buffer for the next drain. */
+void bts_drain_hw(struct bts_trace *t, bool can_wait);
 
 #endif

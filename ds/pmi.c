@@ -19,7 +19,7 @@ uint64_t bts_spurious_pmis(void)
     return spurious;
 }
 
-void bts_drain_hw(struct bts_trace *t, bool in_pmi)
+void bts_drain_hw(struct bts_trace *t, bool can_wait)
 {
     uint64_t n;
     if (ds_pending(t->ds, &n) != 0) {
@@ -31,7 +31,7 @@ void bts_drain_hw(struct bts_trace *t, bool in_pmi)
     struct bts_record *src = (struct bts_record *)t->ds->bts_base;
     t->draining = true;
     uint64_t done = ring_append(&t->ring, src, n);
-    while (in_pmi && done < n && t->cfg.policy == BTS_POLICY_STREAM && t->on_full) {
+    while (can_wait && done < n && t->cfg.policy == BTS_POLICY_STREAM && t->on_full) {
         /* Stream: never drop. The tracer makes room, then the rest goes in. */
         t->stream_waits++;
         if (t->on_full(t, t->cb_arg) != 0)
@@ -42,9 +42,10 @@ void bts_drain_hw(struct bts_trace *t, bool in_pmi)
         done += more;
     }
     uint64_t left = n - done;
-    if (left && t->cfg.policy == BTS_POLICY_STREAM && !in_pmi) {
-        /* Outside the interrupt (a tracer reading, a switch) nobody is waited for: what does
-         * not fit stays in the hardware buffer, oldest first, for the next drain. */
+    if (left && t->cfg.policy == BTS_POLICY_STREAM && !can_wait) {
+        /* A drain that cannot wait (a tracer reading, a switch, a threshold interrupt on a
+         * shared stack) waits for nobody: what does not fit stays in the hardware buffer,
+         * oldest first, for the next drain. */
         memmove(src, src + done, left * BTS_RECORD_SIZE);
         t->ds->bts_index = t->ds->bts_base + left * BTS_RECORD_SIZE;
     } else {
@@ -62,7 +63,6 @@ void bts_drain_hw(struct bts_trace *t, bool in_pmi)
 
 static void bts_pmi(struct trap_frame *f)
 {
-    (void)f;
     const struct bts_backend *b = bts_backend();
     bool usable = bts_available(NULL);
     if (usable)
@@ -75,7 +75,13 @@ static void bts_pmi(struct trap_frame *f)
             t->pmi_at_min = at;
         if (at > t->pmi_at_max)
             t->pmi_at_max = at;
-        bts_drain_hw(t, true); /* 2-4. copy, reset, policy */
+        /* 2-4. copy, reset, policy. The stream policy suspends the task in here, which only
+         * a frame on the task's own stack survives: on an IST stack (an NMI in the SYSCALL
+         * window or over another IST handler, kernel/isr.S) the records that do not fit stay
+         * in the buffer. The index stays at or past the threshold: the model raises the
+         * interrupt again at the next record, by then where the task can wait; whether
+         * hardware does is open (docs/hardware.md §5, O3), and any later drain takes them. */
+        bts_drain_hw(t, trap_can_block(f));
     } else {
         spurious++;
     }

@@ -17,9 +17,10 @@ struct tss {
 } __attribute__((packed));
 
 _Static_assert(offsetof(struct tss, rsp) == TSS_RSP0_OFFSET, "kernel/isr.S reads RSP0 there");
+_Static_assert(offsetof(struct tss, ist) == TSS_IST_NMI_OFFSET, "kernel/isr.S reads IST1 there");
 
 extern uint64_t gdt[GDT_ENTRIES];
-/* Not static: the #DB entry reads RSP0 (kernel/isr.S). */
+/* Not static: the #DB and NMI entries read RSP0 and IST1 (kernel/isr.S). */
 struct tss kernel_tss __attribute__((aligned(16)));
 static uint8_t ist_stacks[IST_COUNT][IST_STACK_SIZE] __attribute__((aligned(16)));
 /* Where traps from user mode land until the scheduler gives each user task its own. */
@@ -39,6 +40,11 @@ void gdt_init(void)
                 (((base >> 24) & 0xFF) << 56);
     gdt[slot + 1] = base >> 32;
     __asm__ volatile("ltr %w0" : : "r"(GDT_TSS));
+}
+
+bool ist_stack_contains(uint64_t addr)
+{
+    return addr >= (uint64_t)ist_stacks && addr < (uint64_t)ist_stacks + sizeof(ist_stacks);
 }
 
 void tss_set_rsp0(uint64_t rsp0)

@@ -1,8 +1,8 @@
 /*
  * Interrupt stubs: one per vector, each normalising the stack to struct trap_frame
  * (kernel/trap.h) and entering trap_dispatch(). All gates are interrupt gates, so IF and TF
- * are clear inside; the CPU restores both with the IRETQ at isr_iretq. #DB first goes through
- * db_entry, which picks the stack its handler runs on.
+ * are clear inside; the CPU restores both with the IRETQ at isr_iretq. #DB and NMI first go
+ * through db_entry and nmi_entry, which pick the stack their handlers run on.
  */
 #include "boot/asm.h"
 #include "kernel/gdt.h"
@@ -27,6 +27,8 @@ ENTRY(isr_stubs)
     push $vec
     .if vec == 1
         jmp db_entry
+    .elseif vec == 2
+        jmp nmi_entry
     .else
         jmp isr_common
     .endif
@@ -83,43 +85,49 @@ LABEL(isr_iretq)
 END(isr_common)
 
 /*
- * #DB arrives on an IST stack of its own, because it can be taken where the kernel has no
- * usable stack: a single step after SYSCALL, at CPL 0 with RSP still the user's, which Bochs
- * raises although IA32_FMASK cleared TF (kernel/trap.c). Pushing the frame there
- * writes the user's stack, or faults on it under SMAP and ends in #DF.
+ * #DB and NMI arrive on IST stacks of their own, because both can be taken where the kernel
+ * has no usable stack: the SYSCALL window, at CPL 0 with RSP still the user's. A single step
+ * there comes from Bochs, which decides from TF before IA32_FMASK cleared it (kernel/trap.c);
+ * an NMI can land there on any CPU. Pushing the frame there writes the user's stack, or
+ * faults on it under SMAP and ends in #DF.
  *
- * The handler must not stay on the IST stack, though. The BTS model single-steps with TF and
- * runs in the #DB handler for every instruction; it may raise the threshold interrupt there
- * (delivered as an NMI, it arrives inside the handler), and the stream policy then suspends
- * the task inside that handler and runs another one, whose own #DB would reuse the IST stack and overwrite the suspended
- * frame. So the entry decides here, with IF and TF clear, before anything can switch:
+ * The handlers must not stay on the IST stack, though: the stream policy suspends a task
+ * inside the threshold interrupt (a #DB of the BTS model, or the PMI itself with pmi=nmi) and
+ * runs another one, whose own #DB or NMI would reuse the IST stack and overwrite the
+ * suspended frame. So each entry decides here, with IF and TF clear and (for NMI) NMIs
+ * blocked, before anything can switch (IST_MOVE):
  *   - from CPL 3: the frame moves to the task's RSP0 stack, where the CPU would have put it
  *     without IST;
- *   - from CPL 0 on a kernel stack (below USER_BASE): it moves below the interrupted RSP
- *     (aligned down to 16 as the CPU does; the kernel has no red zone);
- *   - from CPL 0 on any other stack (the SYSCALL window): trap_db_hazard() handles it right
- *     here; it never schedules, so the IST stack is free again when it returns.
- * After a move, a #DB nested in the handler or taken by the next task starts on an empty
- * IST stack again, and the moved frame returns through isr_iretq like any other. (An NMI
- * taken while this entry or trap_db_hazard() runs is on the NMI's own IST stack; the model
- * raises its NMIs only from its handler, after the move.)
+ *   - from CPL 0 on a kernel-half stack: it moves below the interrupted RSP (aligned down to
+ *     16 as the CPU does; the kernel has no red zone). That stack may itself be an IST stack
+ *     (an NMI in the #DB entry, a #DB or NMI nested in a handler that runs on one): the frame
+ *     stays off the words in use either way, and trap_can_block() tells the handler that it
+ *     is on a shared stack and must not wait;
+ *   - from CPL 0 on a user-half stack (the SYSCALL window): the vector's hazard path.
+ * After a move, a #DB or NMI taken by the next task starts on an empty IST stack again, and
+ * the moved frame returns through isr_iretq like any other.
  */
-#define DB_WORDS 9                      /* RCX, RAX, vector, error code and the CPU's 5 words */
-#define DB_CS    (5 * 8)
-#define DB_RSP   (7 * 8)
-LOCAL_ENTRY(db_entry)
+#define IST_WORDS 9                     /* RCX, RAX, vector, error code and the CPU's 5 words */
+#define IST_CS    (5 * 8)
+#define IST_RSP   (7 * 8)
+
+/* Picks the stack as above and enters isr_common there; jumps to \hazard (RAX and RCX still
+ * pushed) for the SYSCALL window. \move is where a hazard path may come back with the new
+ * top in RAX. */
+.macro IST_MOVE hazard, move
     push %rax
     push %rcx
-    testb $3, DB_CS(%rsp)
+    testb $3, IST_CS(%rsp)
     jnz 1f
-    mov DB_RSP(%rsp), %rax
+    mov IST_RSP(%rsp), %rax
     mov $USER_BASE, %rcx
     cmp %rcx, %rax
-    ja db_hazard                        /* CPL 0 on a stack that is not the kernel's */
+    ja \hazard                          /* CPL 0 on a stack that is not the kernel's */
     and $-16, %rax
-    jmp 2f
+    jmp \move
 1:  mov kernel_tss + TSS_RSP0_OFFSET(%rip), %rax
-2:  sub $(DB_WORDS * 8), %rax
+\move:
+    sub $(IST_WORDS * 8), %rax
     .irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8
     mov \i * 8(%rsp), %rcx
     mov %rcx, \i * 8(%rax)
@@ -128,6 +136,12 @@ LOCAL_ENTRY(db_entry)
     pop %rcx
     pop %rax
     jmp isr_common
+.endm
+
+/* #DB in the SYSCALL window: trap_db_hazard() handles it right on the IST stack; it never
+ * schedules, so the IST stack is free again when it returns. */
+LOCAL_ENTRY(db_entry)
+    IST_MOVE db_hazard, db_move
 END(db_entry)
 
 LOCAL_ENTRY(db_hazard)
@@ -136,3 +150,33 @@ LOCAL_ENTRY(db_hazard)
     CALL_WITH_FRAME trap_db_hazard
     iretq
 END(db_hazard)
+
+/*
+ * An NMI in the SYSCALL window is handled on the NMI IST stack, but not where it landed: the
+ * frame moves NMI_LANDING bytes down and the handler runs below that, through isr_common like
+ * any NMI. The handler sees that it is on a shared stack (trap_can_block() is false): the PMI
+ * then drains without waiting (ds/pmi.c), and the watchdog's ways of ending a test never
+ * return to the interrupted context (tests/framework.c).
+ *
+ * Nested NMIs. The CPU blocks NMIs from delivery until the next IRET. An IRET inside a
+ * handler (the return from a #PF, from a #GP that an exception fixup handled, from a #DB)
+ * unblocks them early, and the next NMI lands at the top of the NMI IST stack while the first
+ * handler is still running: the classic hazard, where the second frame overwrites the
+ * first's. Here it cannot: a first NMI that was moved left nothing on the IST stack, and a
+ * hazard NMI's frame and its handler's stack lie below the landing zone; the nested NMI sees
+ * a kernel-half RSP and moves below it. What this relies on: the entry itself raises nothing
+ * before its move (it only reads the TSS and copies nine words to a present stack), so no IRET
+ * can unblock NMIs while the landing zone is in use; and a nested NMI that finds itself on an
+ * IST stack does not wait (trap_can_block()).
+ */
+#define NMI_LANDING 128                 /* at least IST_WORDS * 8, a multiple of 16 */
+LOCAL_ENTRY(nmi_entry)
+    IST_MOVE nmi_hazard, nmi_move
+END(nmi_entry)
+
+LOCAL_ENTRY(nmi_hazard)
+    mov kernel_tss + TSS_IST_NMI_OFFSET(%rip), %rax
+    sub $NMI_LANDING, %rax
+    jmp nmi_move
+END(nmi_hazard)
+

@@ -5,6 +5,7 @@
 #include "kernel/console.h"
 #include "kernel/cpu.h"
 #include "kernel/extable.h"
+#include "kernel/gdt.h"
 #include "kernel/panic.h"
 
 #define STUB_SIZE      16
@@ -12,10 +13,10 @@
 #define GATE_DPL3      0x60 /* reachable by INT n from CPL 3 */
 
 /* TSS IST slots (kernel/gdt.c): the stacks that survive a broken RSP. */
-#define IST_NMI 1
+#define IST_NMI 1 /* kernel/isr.S reads it from the TSS (TSS_IST_NMI_OFFSET) */
 #define IST_DF  2
 #define IST_MC  3
-#define IST_DB  4 /* only until kernel/isr.S has picked the stack: see db_entry there */
+#define IST_DB  4 /* NMI and #DB: only until kernel/isr.S has picked the stack (IST_MOVE) */
 
 struct idt_gate {
     uint16_t off_lo, sel;
@@ -87,6 +88,11 @@ trap_handler_t trap_set_handler(unsigned vector, trap_handler_t h)
     trap_handler_t old = handlers[vector];
     handlers[vector] = h;
     return old;
+}
+
+bool trap_can_block(const struct trap_frame *f)
+{
+    return !ist_stack_contains((uint64_t)f);
 }
 
 static void default_exception(struct trap_frame *f)

@@ -60,6 +60,11 @@ extern const char isr_iretq[];
 
 /* kernel/trapreport.c */
 const char *trap_vector_name(unsigned vector);
+/* Whether the handler of this frame may block or switch tasks and come back: false when the
+ * frame is on an IST stack, which the next NMI or #DB of any task reuses. kernel/isr.S moves
+ * #DB and NMI frames to the interrupted task's stack except in the SYSCALL window (CPL 0 on a
+ * user-half RSP) and when the interrupted code was itself on an IST stack. */
+bool trap_can_block(const struct trap_frame *f);
 /* Prints an exception report: vector name, error code, symbolised RIP, CR2, registers. */
 void trap_report(const struct trap_frame *f, void (*out)(const char *fmt, ...));
 

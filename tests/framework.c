@@ -207,7 +207,13 @@ static void watchdog_fired(struct trap_frame *f, void *arg)
 }
 
 /* The test ran past its deadline with interrupts off: say where, then end it like the LAPIC
- * watchdog would have. */
+ * watchdog would have. The NMI may have landed where its frame stays on the NMI IST stack
+ * (kernel/isr.S: the SYSCALL window, or code on another IST stack; trap_can_block() is false
+ * there). Both ways of ending are still right there, because neither ever returns to the
+ * interrupted context, so nothing depends on that stack surviving: task_exit() abandons the
+ * task with whatever it had on the IST stack (the next NMI may overwrite it), and
+ * recover_from_trap() IRETs to a trampoline on the runner's own stack. What would be wrong
+ * there is anything that blocks and comes back, which the watchdog never does. */
 static void nmi_watchdog_fired(struct trap_frame *f)
 {
     char sym[SYMBOL_TEXT_MAX];

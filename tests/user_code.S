@@ -191,6 +191,19 @@ L(uc_crash_load)
 L(uc_crash_end)
 END(uc_crash_start)
 
+/* nmi.from_user: spins until the quadword at RSI turns non-zero (the kernel writes it when
+ * the NMI came) or RDI rounds have passed, then exit(0). */
+DATA(uc_nmi_wait_start)
+    cmpq $0, (%rsi)
+    jne 1f
+    dec %rdi
+    jnz uc_nmi_wait_start
+1:  xor %edi, %edi
+    SYSCALL(SYS_EXIT)
+    ud2
+L(uc_nmi_wait_end)
+END(uc_nmi_wait_start)
+
 /* Stream: RDI iterations of a two-instruction loop (RDI - 1 taken JNZs), then exit(0). */
 DATA(uc_spin_start)
 L(uc_spin_top)

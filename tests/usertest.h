@@ -24,6 +24,7 @@ extern const char uc_crash_start[], uc_crash_end[], uc_crash_call_a[], uc_crash_
     uc_crash_call_b[], uc_crash_b[], uc_crash_call_c[], uc_crash_c[], uc_crash_load[];
 extern const char uc_step_start[], uc_step_end[];
 extern const char uc_systf_start[], uc_systf_end[], uc_systf_syscall[];
+extern const char uc_nmi_wait_start[], uc_nmi_wait_end[];
 extern const char uc_spin_start[], uc_spin_end[], uc_spin_top[], uc_spin_jnz[];
 
 /* Creates a user task from a program, failing the test if that fails. */

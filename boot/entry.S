@@ -9,6 +9,7 @@
  *
  * This code lives in .boot32: it is 32-bit code and must not be disassembled as 64-bit.
  */
+#include "boot/asm.h"
 #include "boot/layout.h"
 
 #define CR0_PE          (1 << 0)
@@ -27,8 +28,7 @@
 
     .section .boot32, "ax"
     .code32
-    .globl _start
-_start:
+ENTRY(_start)
     cli
     cld
     mov %eax, %edi                      /* loader magic, kept for kmain */
@@ -86,8 +86,9 @@ _start:
 
     lgdt gdt_desc32
     ljmp $GDT_KERNEL_CS, $long_mode_entry
+END(_start)
 
-no_long_mode:
+LOCAL_ENTRY(no_long_mode)
     mov $no_lm_msg, %esi
 3:  lodsb
     test %al, %al
@@ -104,17 +105,20 @@ no_long_mode:
 5:  cli
     hlt
     jmp 5b
+END(no_long_mode)
 
-no_lm_msg:
+LOCAL_DATA(no_lm_msg)
     .asciz "btsx: this CPU has no long mode (CPUID.80000001H:EDX.LM=0); halting\r\n"
+END(no_lm_msg)
 
     .balign 8
-gdt_desc32:
+LOCAL_DATA(gdt_desc32)
     .short gdt_end - gdt - 1
     .long gdt
+END(gdt_desc32)
 
     .code64
-long_mode_entry:
+LOCAL_ENTRY(long_mode_entry)
     mov $GDT_KERNEL_DS, %ax
     mov %ax, %ds
     mov %ax, %es
@@ -132,12 +136,12 @@ long_mode_entry:
 6:  cli
     hlt
     jmp 6b
+END(long_mode_entry)
 
 /* The GDT lives in .data: kernel/gdt.c fills the TSS descriptor at run time. */
     .data
     .balign 16
-    .globl gdt
-gdt:
+DATA(gdt)
     .quad 0                             /* null */
     .quad 0x00AF9A000000FFFF            /* 0x08 kernel code: L=1, DPL 0 */
     .quad 0x00CF92000000FFFF            /* 0x10 kernel data */
@@ -146,18 +150,28 @@ gdt:
     .quad 0x00AFFA000000FFFF            /* 0x28 user code: L=1, DPL 3 */
     .quad 0, 0                          /* 0x30 TSS, filled by gdt_init() */
 gdt_end:
+END(gdt)
 
     .balign 8
-    .globl gdt_desc64
-gdt_desc64:
+DATA(gdt_desc64)
     .short gdt_end - gdt - 1
     .quad gdt
+END(gdt_desc64)
 
     .section .bss.boot, "aw", @nobits
     .balign 4096
-boot_pml4:  .skip 4096
-boot_pdpt:  .skip 4096
-boot_pd:    .skip 4 * 4096
-    .globl boot_stack_guard, boot_stack
-boot_stack_guard: .skip 4096            /* left unmapped by kernel/paging.c: overflow faults */
-boot_stack: .skip BOOT_STACK_SIZE
+LOCAL_DATA(boot_pml4)
+    .skip 4096
+END(boot_pml4)
+LOCAL_DATA(boot_pdpt)
+    .skip 4096
+END(boot_pdpt)
+LOCAL_DATA(boot_pd)
+    .skip 4 * 4096
+END(boot_pd)
+DATA(boot_stack_guard)                  /* left unmapped by kernel/paging.c: overflow faults */
+    .skip 4096
+END(boot_stack_guard)
+DATA(boot_stack)
+    .skip BOOT_STACK_SIZE
+END(boot_stack)

@@ -3,6 +3,8 @@
  * and, optionally, a framebuffer; multiboot1 lets `qemu -kernel` load the ELF32 copy.
  * Both must sit near the start of the image: multiboot1 within 8 KiB, multiboot2 within 32 KiB.
  */
+#include "boot/asm.h"
+
 #define MB1_MAGIC           0x1BADB002
 #define MB1_FLAG_ALIGN      (1 << 0)    /* page-align modules */
 #define MB1_FLAG_MEMINFO    (1 << 1)    /* memory map please */
@@ -18,13 +20,14 @@
 
     .section .multiboot, "a"
     .balign 4
-mb1_header:
+LOCAL_DATA(mb1_header)
     .long MB1_MAGIC
     .long MB1_FLAGS
     .long -(MB1_MAGIC + MB1_FLAGS)
+END(mb1_header)
 
     .balign 8
-mb2_header:
+LOCAL_DATA(mb2_header)
     .long MB2_MAGIC
     .long MB2_ARCH_I386
     .long mb2_header_end - mb2_header
@@ -52,3 +55,4 @@ mb2_info_req_end:
     .short 0
     .long 8
 mb2_header_end:
+END(mb2_header)

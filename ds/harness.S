@@ -8,10 +8,10 @@
  *     {bts_run_disable -> write_debugctl}   the last record before recording stops
  * (plus interrupt records if any arrive), which is what the tests expect from the labels.
  */
+#include "boot/asm.h"
+
     .section .text.traced, "ax"         /* the records the tests look at all touch this range */
-    .globl bts_call_traced
-    .globl bts_run_enabled, bts_run_call, bts_run_returned, bts_run_disable
-bts_call_traced:
+ENTRY(bts_call_traced)
     push %rbx
     push %r12
     push %r13
@@ -19,24 +19,25 @@ bts_call_traced:
     mov %rdx, %r12                      /* arg */
     mov %rcx, %r13                      /* the backend's write_debugctl */
     call *%r13                          /* recording starts inside */
-bts_run_enabled:
+LABEL(bts_run_enabled)
     mov %r12, %rdi
-bts_run_call:
+LABEL(bts_run_call)
     call *%rbx
-bts_run_returned:
+LABEL(bts_run_returned)
     xor %edi, %edi
-bts_run_disable:
+LABEL(bts_run_disable)
     call *%r13                          /* recording stops inside */
     pop %r13
     pop %r12
     pop %rbx
     ret
+END(bts_call_traced)
 
 /* The probe's known branch (ds/probe.c): one taken JMP whose record must appear. */
-    .globl bts_probe_code, bts_probe_jmp, bts_probe_target
-bts_probe_code:
-bts_probe_jmp:
+ENTRY(bts_probe_code)
+LABEL(bts_probe_jmp)
     jmp bts_probe_target
     ud2
-bts_probe_target:
+LABEL(bts_probe_target)
     ret
+END(bts_probe_code)

@@ -17,11 +17,9 @@ void ds_init(void)
     const char *model_how = bts_choose_layouts(ds_opt_model_layout);
     model_set_layout(bts_model_layout());
     const char *hw_why;
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     bool hw_ok = bts_probe_hw(bts_cpu_layout(), &hw_why);
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
     bts_choose_backend(ds_opt_backend, hw_ok, hw_why);
     /* Without an idle DS area there is no safe untraced state to switch to: no backend. */
     if (ds_idle_init() != 0)

@@ -4,12 +4,12 @@
  * here, the instruction after POPFQ (the RET at bts_model_write_ret) is the first one stepped:
  * like WRMSR;RET on hardware, the first record is that RET.
  */
+#include "boot/asm.h"
 #include "ds/model_tf.h"
 #include "kernel/msr-index.h"
 
     .text
-    .globl bts_model_write_debugctl, bts_model_write_ret
-bts_model_write_debugctl:
+ENTRY(bts_model_write_debugctl)
     mov %rdi, bts_model_debugctl(%rip)
     push %rbx                           /* keeps the stack 16-byte aligned for the call */
     call bts_model_debugctl_changed
@@ -22,26 +22,27 @@ bts_model_write_debugctl:
 1:  pushfq
     orq $RFLAGS_TF, (%rsp)
     popfq
-bts_model_write_ret:
+LABEL(bts_model_write_ret)
     ret
 2:  pushfq
     andq $~RFLAGS_TF, (%rsp)
     popfq
     ret
+END(bts_model_write_debugctl)
 
 /* Turns single-stepping on for the code after the call; the model ignores this RET itself
  * (ds/model.c clears prev_valid first): it is the model's machinery, not traced code. */
     .section .text.model_hooks, "ax"
-    .globl bts_model_tf_on
-bts_model_tf_on:
+ENTRY(bts_model_tf_on)
     pushfq
     orq $RFLAGS_TF, (%rsp)
     popfq
     ret
+END(bts_model_tf_on)
 
-    .globl bts_model_tf_off
-bts_model_tf_off:
+ENTRY(bts_model_tf_off)
     pushfq
     andq $~RFLAGS_TF, (%rsp)
     popfq
     ret
+END(bts_model_tf_off)

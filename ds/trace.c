@@ -317,15 +317,13 @@ static void flush(struct bts_trace *t)
     if (t->cfg.mode != BTS_MODE_INTERRUPT || t->draining)
         return;
     bool live = t == ds_loaded && t->enabled;
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     if (live)
         bts_backend()->write_debugctl(0);
     bts_drain_hw(t, false);
     if (live && !t->stopped)
         bts_backend()->write_debugctl(debugctl_for(&t->cfg));
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 }
 
 static int64_t circular_snapshot(struct bts_trace *t, struct bts_record *out, uint64_t max)

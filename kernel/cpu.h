@@ -99,6 +99,19 @@ static inline bool irq_enabled(void)
 {
     return read_rflags() & RFLAGS_IF;
 }
+/* Disable interrupts and return whether they were enabled, for irq_restore(): the pair nests,
+ * and a section entered with interrupts off leaves them off. */
+static inline bool irq_save(void)
+{
+    bool was = irq_enabled();
+    irq_disable();
+    return was;
+}
+static inline void irq_restore(bool was_enabled)
+{
+    if (was_enabled)
+        irq_enable();
+}
 static inline void cpu_relax(void)
 {
     __asm__ volatile("pause" ::: "memory");

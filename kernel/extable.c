@@ -2,8 +2,6 @@
 
 extern const struct extable_entry __ex_table_start[], __ex_table_end[];
 
-volatile unsigned extable_last_vector;
-
 uint64_t extable_lookup(uint64_t rip)
 {
     /* The table is short (a handful of probes); a linear scan keeps it obviously right. */

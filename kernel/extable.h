@@ -20,7 +20,4 @@ struct extable_entry {
 /* Returns the fixup address for a faulting RIP, or 0. */
 uint64_t extable_lookup(uint64_t rip);
 
-/* The vector of the last fault that a fixup entry absorbed (for tests and probes). */
-extern volatile unsigned extable_last_vector;
-
 #endif

@@ -1,60 +1,14 @@
-/* Framebuffer text console (see fbcon.h for the behaviour).
- *
- * Font formats are as kbd's psf.h and Andries Brouwer's "The PC Screen Font File Format"
- * describe them. Glyph rows are row_bytes bytes, most significant bit = leftmost pixel.
- */
+/* Framebuffer text console (see fbcon.h for the behaviour); the font is parsed by
+ * kernel/psf.c. */
 #include "kernel/fbcon.h"
 
 #include <stdbool.h>
 
 #include "kernel/errno.h"
+#include "kernel/psf.h"
 #include "kernel/textcursor.h"
 
-/* PSF1: 4-byte header, then 256 or 512 glyphs 8 pixels wide and charsize rows high, then an
- * optional unicode table of little-endian 16-bit code points. */
-#define PSF1_MAGIC0       0x36
-#define PSF1_MAGIC1       0x04
-#define PSF1_HEADER_SIZE  4
-#define PSF1_OFF_MODE     2
-#define PSF1_OFF_CHARSIZE 3
-#define PSF1_MODE512      0x01 /* 512 glyphs instead of 256 */
-#define PSF1_MODEHASTAB   0x02 /* a unicode table follows the glyphs */
-#define PSF1_MODEHASSEQ   0x04 /* ... and it may contain sequences */
-#define PSF1_GLYPHS       256
-#define PSF1_GLYPHS_512   512
-#define PSF1_WIDTH        8
-#define PSF1_SEPARATOR    0xFFFF /* ends one glyph's entry */
-#define PSF1_STARTSEQ     0xFFFE /* the rest of the entry is combining sequences */
-
-/* PSF2: a header of little-endian 32-bit fields (headersize may exceed PSF2_HEADER_SIZE),
- * then length glyphs of charsize bytes, then an optional UTF-8 unicode table. */
-#define PSF2_MAGIC             0x864AB572u
-#define PSF2_MAXVERSION        0
-#define PSF2_HEADER_SIZE       32
-#define PSF2_OFF_VERSION       4
-#define PSF2_OFF_HEADERSIZE    8
-#define PSF2_OFF_FLAGS         12
-#define PSF2_OFF_LENGTH        16
-#define PSF2_OFF_CHARSIZE      20
-#define PSF2_OFF_HEIGHT        24
-#define PSF2_OFF_WIDTH         28
-#define PSF2_HAS_UNICODE_TABLE 0x01
-#define PSF2_SEPARATOR         0xFF /* never valid UTF-8, so unambiguous */
-#define PSF2_STARTSEQ          0xFE
-
-/* UTF-8 two-byte sequences: 110xxxxx 10xxxxxx. Leads 0xC0/0xC1 would be overlong. */
-#define UTF8_LEAD2_MIN  0xC2
-#define UTF8_LEAD2_MAX  0xDF
-#define UTF8_LEAD2_BITS 0x1F
-#define UTF8_CONT_MASK  0xC0
-#define UTF8_CONT       0x80
-#define UTF8_CONT_BITS  0x3F
-#define UTF8_CONT_SHIFT 6
-
-/* A byte is a Latin-1 code point, so the byte -> glyph map has 256 entries. */
-#define GLYPH_MAP_SIZE 256
-#define GLYPH_NONE     UINT32_MAX
-#define FALLBACK_CHAR  '?'
+#define FALLBACK_CHAR '?'
 
 #define RGB_MAX 255
 
@@ -64,15 +18,6 @@
 #define CELL_FG(cell)   (((cell) >> 8) & CON_COLOR_MASK)
 #define CELL_BG(cell)   (((cell) >> 12) & CON_COLOR_MASK)
 #define ATTR(fg, bg)    ((uint8_t)(((bg)&CON_COLOR_MASK) << 4 | ((fg)&CON_COLOR_MASK)))
-
-struct psf_font {
-    const uint8_t *glyphs;
-    uint32_t count;         /* glyphs */
-    uint32_t width, height; /* pixels */
-    uint32_t row_bytes, glyph_bytes;
-    const uint8_t *table, *table_end; /* unicode table; table is NULL if there is none */
-    bool table_utf8;                  /* PSF2 (UTF-8) rather than PSF1 (16-bit) entries */
-};
 
 /* The canonical VGA palette, in con_color order. */
 static const uint8_t con_rgb[CON_COLOR_COUNT][3] = {
@@ -88,7 +33,7 @@ static struct {
     uint32_t pitch, width, height;
     unsigned bytespp;
     struct psf_font font;
-    uint32_t glyph_of[GLYPH_MAP_SIZE];
+    uint32_t glyph_of[PSF_LATIN1_MAP_SIZE];
     uint32_t pixel[CON_COLOR_COUNT]; /* each colour packed in the framebuffer's format */
     struct text_cursor cur;
     uint8_t attr;
@@ -103,138 +48,6 @@ static int reject(int err, const char *why)
 {
     init_detail = why;
     return err;
-}
-
-static uint32_t le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static int psf1_parse(const uint8_t *font, size_t len, struct psf_font *f)
-{
-    uint8_t mode = font[PSF1_OFF_MODE];
-    uint64_t table_at;
-
-    f->count = mode & PSF1_MODE512 ? PSF1_GLYPHS_512 : PSF1_GLYPHS;
-    f->width = PSF1_WIDTH;
-    f->height = font[PSF1_OFF_CHARSIZE];
-    f->row_bytes = 1;
-    f->glyph_bytes = f->height;
-    if (!f->height)
-        return reject(E_INVAL, "font: zero-height glyphs");
-    table_at = PSF1_HEADER_SIZE + (uint64_t)f->count * f->glyph_bytes;
-    if (table_at > len)
-        return reject(E_INVAL, "font: truncated glyph data");
-    f->glyphs = font + PSF1_HEADER_SIZE;
-    f->table = mode & (PSF1_MODEHASTAB | PSF1_MODEHASSEQ) ? font + table_at : NULL;
-    f->table_end = font + len;
-    f->table_utf8 = false;
-    return 0;
-}
-
-static int psf2_parse(const uint8_t *font, size_t len, struct psf_font *f)
-{
-    uint32_t header_size = le32(font + PSF2_OFF_HEADERSIZE);
-    uint64_t table_at;
-
-    if (le32(font + PSF2_OFF_VERSION) > PSF2_MAXVERSION)
-        return reject(E_NOTSUP, "font: unknown PSF2 version");
-    if (header_size < PSF2_HEADER_SIZE)
-        return reject(E_INVAL, "font: PSF2 header size too small");
-    if (header_size > len)
-        return reject(E_INVAL, "font: truncated header");
-    f->count = le32(font + PSF2_OFF_LENGTH);
-    f->glyph_bytes = le32(font + PSF2_OFF_CHARSIZE);
-    f->height = le32(font + PSF2_OFF_HEIGHT);
-    f->width = le32(font + PSF2_OFF_WIDTH);
-    if (!f->count)
-        return reject(E_INVAL, "font: no glyphs");
-    if (!f->width || !f->height)
-        return reject(E_INVAL, "font: zero-sized glyphs");
-    f->row_bytes = (uint32_t)(((uint64_t)f->width + 7) / 8);
-    if ((uint64_t)f->row_bytes * f->height != f->glyph_bytes)
-        return reject(E_INVAL, "font: glyph size is not height x row bytes");
-    table_at = header_size + (uint64_t)f->count * f->glyph_bytes;
-    if (table_at > len)
-        return reject(E_INVAL, "font: truncated glyph data");
-    f->glyphs = font + header_size;
-    f->table = le32(font + PSF2_OFF_FLAGS) & PSF2_HAS_UNICODE_TABLE ? font + table_at : NULL;
-    f->table_end = font + len;
-    f->table_utf8 = true;
-    return 0;
-}
-
-static int psf_parse(const uint8_t *font, size_t len, struct psf_font *f)
-{
-    if (font && len >= PSF2_HEADER_SIZE && le32(font) == PSF2_MAGIC)
-        return psf2_parse(font, len, f);
-    if (font && len >= 2 && font[0] == PSF1_MAGIC0 && font[1] == PSF1_MAGIC1) {
-        if (len < PSF1_HEADER_SIZE)
-            return reject(E_INVAL, "font: truncated header");
-        return psf1_parse(font, len, f);
-    }
-    return reject(E_INVAL, "font: not PSF1 or PSF2 (bad magic)");
-}
-
-/* Reads one code point of a PSF2 entry at *p, or returns GLYPH_NONE for a code point above
- * U+07FF (three- and four-byte sequences are skipped a byte at a time: their lead and
- * continuation bytes never look like a separator or a one/two-byte character). */
-static uint32_t utf8_next(const uint8_t **p, const uint8_t *end)
-{
-    uint8_t lead = *(*p)++;
-
-    if (lead < UTF8_CONT)
-        return lead;
-    if (lead >= UTF8_LEAD2_MIN && lead <= UTF8_LEAD2_MAX && *p < end &&
-        (**p & UTF8_CONT_MASK) == UTF8_CONT)
-        return (uint32_t)(lead & UTF8_LEAD2_BITS) << UTF8_CONT_SHIFT | (*(*p)++ & UTF8_CONT_BITS);
-    return GLYPH_NONE;
-}
-
-/* Walks the unicode table: one entry per glyph, each a list of code points, optionally
- * followed by sequences (ignored), ended by a separator. With a map, records the first glyph
- * that claims each Latin-1 code point; without one, only checks that every glyph's entry is
- * terminated inside the font. */
-static int psf_table_walk(const struct psf_font *f, uint32_t *map)
-{
-    const uint8_t *p = f->table, *end = f->table_end;
-
-    for (uint32_t glyph = 0; glyph < f->count; glyph++) {
-        bool in_sequences = false;
-
-        for (;;) {
-            uint32_t cp;
-
-            if (f->table_utf8) {
-                if (p >= end)
-                    return reject(E_INVAL, "font: unterminated unicode table");
-                if (*p == PSF2_SEPARATOR) {
-                    p++;
-                    break;
-                }
-                if (*p == PSF2_STARTSEQ) {
-                    p++;
-                    in_sequences = true;
-                    continue;
-                }
-                cp = utf8_next(&p, end);
-            } else {
-                if (end - p < 2)
-                    return reject(E_INVAL, "font: unterminated unicode table");
-                cp = (uint32_t)p[0] | (uint32_t)p[1] << 8;
-                p += 2;
-                if (cp == PSF1_SEPARATOR)
-                    break;
-                if (cp == PSF1_STARTSEQ) {
-                    in_sequences = true;
-                    continue;
-                }
-            }
-            if (map && !in_sequences && cp < GLYPH_MAP_SIZE && map[cp] == GLYPH_NONE)
-                map[cp] = glyph;
-        }
-    }
-    return 0;
 }
 
 static int fb_check(const struct fb_info *fb, unsigned *bytespp)
@@ -294,16 +107,13 @@ static void glyph_map_build(void)
     const struct psf_font *f = &con.font;
     uint32_t fallback;
 
-    for (unsigned i = 0; i < GLYPH_MAP_SIZE; i++)
-        con.glyph_of[i] = f->table || i >= f->count ? GLYPH_NONE : i;
-    if (f->table)
-        (void)psf_table_walk(f, con.glyph_of); /* cannot fail: fbcon_init() walked it */
+    psf_latin1_map(f, con.glyph_of);
     /* '?' by the table or by index; a font without one falls back to its first glyph. */
     fallback = con.glyph_of[FALLBACK_CHAR];
-    if (fallback == GLYPH_NONE)
+    if (fallback == PSF_GLYPH_NONE)
         fallback = 0;
-    for (unsigned i = 0; i < GLYPH_MAP_SIZE; i++)
-        if (con.glyph_of[i] == GLYPH_NONE)
+    for (unsigned i = 0; i < PSF_LATIN1_MAP_SIZE; i++)
+        if (con.glyph_of[i] == PSF_GLYPH_NONE)
             con.glyph_of[i] = fallback;
 }
 
@@ -404,11 +214,11 @@ int fbcon_init(const struct fb_info *fb, const uint8_t *font, size_t font_len)
 
     if (!fb)
         return reject(E_INVAL, "framebuffer: no description");
-    err = psf_parse(font, font_len, &f);
-    if (!err && f.table)
-        err = psf_table_walk(&f, NULL);
-    if (!err)
-        err = fb_check(fb, &bytespp);
+    const char *why;
+    err = psf_parse(font, font_len, &f, &why);
+    if (err)
+        return reject(err, why);
+    err = fb_check(fb, &bytespp);
     if (err)
         return err;
     cols = fb->width / f.width;

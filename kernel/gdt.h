@@ -3,7 +3,7 @@
 #define BTSX_KERNEL_GDT_H
 
 /* Where the TSS keeps RSP0: the #DB and NMI entries (kernel/isr.S) move a frame from user mode
- * there. */
+ * there, and the SYSCALL entry (sched/syscall_entry.S) takes its stack from it. */
 #define TSS_RSP0_OFFSET    4
 /* Where the TSS keeps IST1, the NMI's stack (kernel/trap.c): the NMI entry's hazard path. */
 #define TSS_IST_NMI_OFFSET 36

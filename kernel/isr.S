@@ -4,8 +4,8 @@
  * are clear inside; the CPU restores both with the IRETQ at isr_iretq. #DB and NMI first go
  * through db_entry and nmi_entry, which pick the stack their handlers run on.
  */
+#include "boot/asm.h"
 #include "kernel/gdt.h"
-#include "kernel/msr-index.h"
 #include "kernel/paging.h"
 
 #define STUB_SIZE 16
@@ -15,8 +15,7 @@
 
     .text
     .balign STUB_SIZE
-    .globl isr_stubs
-isr_stubs:
+ENTRY(isr_stubs)
     vec = 0
     .rept 256
     .balign STUB_SIZE
@@ -35,8 +34,8 @@ isr_stubs:
     .endif
     vec = vec + 1
     .endr
-    .globl isr_stubs_end
-isr_stubs_end:
+LABEL(isr_stubs_end)
+END(isr_stubs)
 
 /* Completes struct trap_frame over the vector and error code, calls fn(frame), undoes it. */
 .macro CALL_WITH_FRAME fn
@@ -79,11 +78,11 @@ isr_stubs_end:
     add $16, %rsp                       /* vector and error code */
 .endm
 
-isr_common:
+LOCAL_ENTRY(isr_common)
     CALL_WITH_FRAME trap_dispatch
-    .globl isr_iretq
-isr_iretq:
+LABEL(isr_iretq)
     iretq
+END(isr_common)
 
 /*
  * #DB and NMI arrive on IST stacks of their own, because both can be taken where the kernel
@@ -141,14 +140,16 @@ isr_iretq:
 
 /* #DB in the SYSCALL window: trap_db_hazard() handles it right on the IST stack; it never
  * schedules, so the IST stack is free again when it returns. */
-db_entry:
+LOCAL_ENTRY(db_entry)
     IST_MOVE db_hazard, db_move
+END(db_entry)
 
-db_hazard:
+LOCAL_ENTRY(db_hazard)
     pop %rcx
     pop %rax
     CALL_WITH_FRAME trap_db_hazard
     iretq
+END(db_hazard)
 
 /*
  * An NMI in the SYSCALL window is handled on the NMI IST stack, but not where it landed: the
@@ -169,30 +170,13 @@ db_hazard:
  * IST stack does not wait (trap_can_block()).
  */
 #define NMI_LANDING 128                 /* at least IST_WORDS * 8, a multiple of 16 */
-nmi_entry:
+LOCAL_ENTRY(nmi_entry)
     IST_MOVE nmi_hazard, nmi_move
+END(nmi_entry)
 
-nmi_hazard:
+LOCAL_ENTRY(nmi_hazard)
     mov kernel_tss + TSS_IST_NMI_OFFSET(%rip), %rax
     sub $NMI_LANDING, %rax
     jmp nmi_move
+END(nmi_hazard)
 
-/*
- * syscall_tf_probe(): a SYSCALL at CPL 0 that starts with TF set by the POPFQ before it, with
- * IA32_LSTAR at syscall_tf_probe_entry and IA32_FMASK clearing TF (trap_probe_syscall_tf()
- * sets both up). Hardware raises no #DB; an emulator that takes TF from before the mask
- * raises one at syscall_tf_probe_entry, on this (kernel) stack. The entry returns to the
- * caller with the saved flags less TF.
- */
-    .globl syscall_tf_probe, syscall_tf_probe_entry
-syscall_tf_probe:
-    pushfq
-    orq $RFLAGS_TF, (%rsp)
-    popfq
-    syscall
-    ret
-syscall_tf_probe_entry:
-    andq $~RFLAGS_TF, %r11
-    push %r11
-    popfq
-    jmp *%rcx

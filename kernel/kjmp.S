@@ -1,7 +1,8 @@
 /* kjmp_set/kjmp_long: setjmp/longjmp for recovery points (callee-saved registers, RSP, RIP). */
+#include "boot/asm.h"
+
     .text
-    .globl kjmp_set
-kjmp_set:
+ENTRY(kjmp_set)
     mov %rbx, 0(%rdi)
     mov %rbp, 8(%rdi)
     mov %r12, 16(%rdi)
@@ -14,9 +15,9 @@ kjmp_set:
     mov %rax, 56(%rdi)
     xor %eax, %eax
     ret
+END(kjmp_set)
 
-    .globl kjmp_long
-kjmp_long:
+ENTRY(kjmp_long)
     mov %esi, %eax
     mov 0(%rdi), %rbx
     mov 8(%rdi), %rbp
@@ -26,3 +27,4 @@ kjmp_long:
     mov 40(%rdi), %r15
     mov 48(%rdi), %rsp
     jmp *56(%rdi)
+END(kjmp_long)

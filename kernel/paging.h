@@ -56,7 +56,7 @@ void as_switch(const struct addr_space *as);
 /* Maps one 4 KiB user page: flags from PTE_W, PTE_NX (PTE_U and PTE_P are implied). */
 int as_map_user(struct addr_space *as, uint64_t va, uint64_t pa, uint64_t flags);
 int as_unmap_user(struct addr_space *as, uint64_t va);
-/* The leaf entry for va, or 0 when unmapped (for tests). */
+/* The leaf entry for va, or 0 when unmapped (the system calls check user pointers with it). */
 uint64_t as_lookup(const struct addr_space *as, uint64_t va);
 
 #endif /* __ASSEMBLER__ */

@@ -19,8 +19,16 @@ struct recovery *recover_current(void)
     return top;
 }
 
+static bool recover_fault(struct trap_frame *f)
+{
+    return recover_from_trap(f, RECOVER_FAULT);
+}
+
 enum recover_reason recover_run(struct recovery *r, void (*fn)(void *), void *arg)
 {
+    /* Faults no one else takes end the innermost recovery point from now on; with none
+     * active recover_from_trap() declines, as it did before any existed. */
+    trap_recover_hook = recover_fault;
     r->reason = RECOVER_NONE;
     r->trap_depth = trap_depth;
     r->prev = top;

@@ -6,6 +6,7 @@
 /* Emitted by tools/mksyms.sh into .ksyms; weak so the first link pass has an empty table. */
 extern const uint64_t ksym_count __attribute__((weak));
 extern const uint64_t ksym_addrs[] __attribute__((weak));
+extern const uint64_t ksym_sizes[] __attribute__((weak));
 extern const uint32_t ksym_name_offsets[] __attribute__((weak));
 extern const char ksym_names[] __attribute__((weak));
 extern const char _text_start[], _kernel_end[];
@@ -30,6 +31,11 @@ const char *symbol_lookup(uint64_t addr, uint64_t *offset)
         else
             hi = mid;
     }
+    /* Past the end of the function or object (padding, or code the table does not know):
+     * naming the symbol below would point at the wrong code. Size 0 is a label outside every
+     * sized symbol (tools/mksyms.sh), which reaches to the next entry. */
+    if (ksym_sizes[lo] && addr - ksym_addrs[lo] >= ksym_sizes[lo])
+        return NULL;
     *offset = addr - ksym_addrs[lo];
     return &ksym_names[ksym_name_offsets[lo]];
 }

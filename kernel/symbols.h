@@ -10,7 +10,8 @@
 
 #define SYMBOL_TEXT_MAX 96
 
-/* Name and offset of the symbol at or below addr; NULL when outside the kernel. */
+/* Name and offset of the symbol at or below addr; NULL when outside the kernel or past the
+ * end of that symbol's function or object. */
 const char *symbol_lookup(uint64_t addr, uint64_t *offset);
 /* Address of a symbol by exact name, 0 if absent (of names sharing an address, the table
  * keeps one: tools/mksyms.sh). */

@@ -46,8 +46,7 @@ static void timer_fire(struct trap_frame *f)
 
 int timer_start_us(uint64_t us, timer_fn_t fn, void *arg)
 {
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     int id = E_BUSY;
     for (unsigned i = 0; i < TIMER_SLOTS; i++)
         if (!timers[i].armed) {
@@ -57,8 +56,7 @@ int timer_start_us(uint64_t us, timer_fn_t fn, void *arg)
         }
     if (id >= 0)
         reprogram();
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
     return id;
 }
 
@@ -66,12 +64,10 @@ void timer_cancel(int id)
 {
     if (id < 0 || id >= TIMER_SLOTS)
         return;
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     timers[id].armed = false;
     reprogram();
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 }
 
 void timer_cancel_all(void)

@@ -1,7 +1,7 @@
 /*
  * Software timers on the one LAPIC one-shot timer: a few slots, each a TSC deadline and a
- * callback run in the timer interrupt. The test watchdog, the timer tests and (later)
- * sleeping tasks share the hardware this way.
+ * callback run in the timer interrupt. The test watchdog, the timer tests and sleeping
+ * tasks (task_sleep_ms()) share the hardware this way.
  */
 #ifndef BTSX_KERNEL_TIMER_H
 #define BTSX_KERNEL_TIMER_H

@@ -1,4 +1,4 @@
-/* The IDT, trap dispatch, default exception handling and exception reports. */
+/* The IDT, trap dispatch and default exception handling (the reports: kernel/trapreport.c). */
 #include "kernel/trap.h"
 
 #include "boot/layout.h"
@@ -7,8 +7,6 @@
 #include "kernel/extable.h"
 #include "kernel/gdt.h"
 #include "kernel/panic.h"
-#include "kernel/recover.h"
-#include "kernel/symbols.h"
 
 #define STUB_SIZE      16
 #define GATE_INTERRUPT 0x8E /* present, DPL 0, 64-bit interrupt gate */
@@ -34,52 +32,10 @@ trap_exit_hook_t trap_exit_hook;
 trap_entry_hook_t trap_entry_hook;
 syscall_entry_hook_t syscall_entry_hook;
 syscall_exit_hook_t syscall_exit_hook;
-trap_fault_hook_t trap_fault_hook;
+trap_fault_hook_t trap_fault_hook, trap_recover_hook;
 trap_nmi_hook_t trap_nmi_hook;
 
 extern const char isr_stubs[];
-
-static const char *const exception_names[VEC_NUM_EXCEPTIONS] = {
-    "#DE divide error",
-    "#DB debug",
-    "NMI",
-    "#BP breakpoint",
-    "#OF overflow",
-    "#BR bound range",
-    "#UD invalid opcode",
-    "#NM device not available",
-    "#DF double fault",
-    "coprocessor segment overrun",
-    "#TS invalid TSS",
-    "#NP segment not present",
-    "#SS stack fault",
-    "#GP general protection",
-    "#PF page fault",
-    "reserved 15",
-    "#MF x87 error",
-    "#AC alignment check",
-    "#MC machine check",
-    "#XM SIMD error",
-    "#VE virtualization",
-    "#CP control protection",
-    "reserved 22",
-    "reserved 23",
-    "reserved 24",
-    "reserved 25",
-    "reserved 26",
-    "reserved 27",
-    "#HV hypervisor injection",
-    "#VC VMM communication",
-    "#SX security",
-    "reserved 31",
-};
-
-const char *trap_vector_name(unsigned vector)
-{
-    if (vector < VEC_NUM_EXCEPTIONS)
-        return exception_names[vector];
-    return vector < NUM_VECTORS ? "interrupt" : "bad vector";
-}
 
 uint64_t trap_stub_address(unsigned vector)
 {
@@ -99,8 +55,15 @@ static void set_gate(unsigned v, uint8_t ist, uint8_t type)
     };
 }
 
+static void default_exception(struct trap_frame *f);
+
 void idt_init(void)
 {
+    /* Every exception starts with the default handling, which trap_set_handler() returns as
+     * the previous handler: a handler installed over it can observe and pass on. */
+    for (unsigned v = 0; v < VEC_NUM_EXCEPTIONS; v++)
+        if (!handlers[v])
+            handlers[v] = default_exception;
     for (unsigned v = 0; v < NUM_VECTORS; v++)
         set_gate(v, 0, GATE_INTERRUPT);
     set_gate(VEC_NMI, IST_NMI, GATE_INTERRUPT);
@@ -127,22 +90,6 @@ trap_handler_t trap_set_handler(unsigned vector, trap_handler_t h)
     return old;
 }
 
-void trap_report(const struct trap_frame *f, void (*out)(const char *fmt, ...))
-{
-    char sym[SYMBOL_TEXT_MAX];
-    symbol_format(f->rip, sym, sizeof(sym));
-    out("exception %lu (%s), error code %#lx, at %s\n", f->vector,
-        trap_vector_name((unsigned)f->vector), f->error_code, sym);
-    out("RIP %016lx CS %04lx RFLAGS %016lx CPL %lu\n", f->rip, f->cs, f->rflags, f->cs & 3);
-    out("RSP %016lx SS %04lx CR2 %016lx CR3 %016lx\n", f->rsp, f->ss, read_cr2(), read_cr3());
-    out("RAX %016lx RBX %016lx RCX %016lx RDX %016lx\n", f->rax, f->rbx, f->rcx, f->rdx);
-    out("RSI %016lx RDI %016lx RBP %016lx R8  %016lx\n", f->rsi, f->rdi, f->rbp, f->r8);
-    out("R9  %016lx R10 %016lx R11 %016lx R12 %016lx\n", f->r9, f->r10, f->r11, f->r12);
-    out("R13 %016lx R14 %016lx R15 %016lx\n", f->r13, f->r14, f->r15);
-    if (!trap_from_user(f))
-        backtrace_from(f->rbp, out);
-}
-
 bool trap_can_block(const struct trap_frame *f)
 {
     return !ist_stack_contains((uint64_t)f);
@@ -152,13 +99,12 @@ static void default_exception(struct trap_frame *f)
 {
     uint64_t fixup = extable_lookup(f->rip);
     if (fixup && !trap_from_user(f)) {
-        extable_last_vector = (unsigned)f->vector;
         f->rip = fixup;
         return;
     }
     if (trap_fault_hook && trap_fault_hook(f))
         return;
-    if (recover_from_trap(f, RECOVER_FAULT))
+    if (trap_recover_hook && trap_recover_hook(f))
         return;
     panic_frame(f, "unexpected exception");
 }
@@ -224,8 +170,7 @@ static void probe_db(struct trap_frame *f)
 
 void trap_probe_syscall_tf(void)
 {
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     trap_handler_t old = trap_set_handler(VEC_DB, probe_db);
     uint64_t efer = rdmsr(MSR_EFER), star = rdmsr(MSR_STAR), lstar = rdmsr(MSR_LSTAR),
              fmask = rdmsr(MSR_FMASK);
@@ -241,8 +186,7 @@ void trap_probe_syscall_tf(void)
     wrmsr(MSR_LSTAR, lstar);
     wrmsr(MSR_STAR, star);
     trap_set_handler(VEC_DB, old);
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 }
 
 bool trap_syscall_tf_quirk(void)
@@ -261,8 +205,6 @@ void trap_dispatch(struct trap_frame *f)
         ; /* the watchdog's NMI */
     else if (h)
         h(f);
-    else if (f->vector < VEC_NUM_EXCEPTIONS)
-        default_exception(f);
     else
         panic_frame(f, "interrupt with no handler");
     if (trap_depth == 1 && trap_exit_hook)

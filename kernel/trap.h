@@ -50,13 +50,15 @@ struct trap_frame {
 typedef void (*trap_handler_t)(struct trap_frame *f);
 
 void idt_init(void);
-/* Installs a handler for a vector; returns the previous one. */
+/* Installs a handler for a vector; returns the previous one. An exception vector's first
+ * handler is the default handling (fixups, fault hooks, panic): chain to it to keep that. */
 trap_handler_t trap_set_handler(unsigned vector, trap_handler_t h);
 /* Entry address of a vector's entry code (what an IDT gate points at, a BTS record's `to`). */
 uint64_t trap_stub_address(unsigned vector);
 /* The IRETQ every vector's entry code returns through (a BTS record's `from` then). */
 extern const char isr_iretq[];
 
+/* kernel/trapreport.c */
 const char *trap_vector_name(unsigned vector);
 /* Whether the handler of this frame may block or switch tasks and come back: false when the
  * frame is on an IST stack, which the next NMI or #DB of any task reuses. kernel/isr.S moves
@@ -83,10 +85,13 @@ typedef void (*syscall_entry_hook_t)(uint64_t from, uint64_t to, uint64_t user_r
 typedef void (*syscall_exit_hook_t)(uint64_t from, uint64_t to, uint64_t *user_rflags);
 extern syscall_entry_hook_t syscall_entry_hook;
 extern syscall_exit_hook_t syscall_exit_hook;
-/* Consulted before a fault ends the current recovery point: the scheduler contains faults of
- * its tasks (returns true if it took the fault, and then does not return to the caller). */
+/* Consulted in this order before an exception that no handler or fixup took panics; each
+ * returns true if it took the fault (and then does not return to the faulting code).
+ * trap_fault_hook contains the fault where it happened (the scheduler ends a faulting task);
+ * trap_recover_hook abandons the innermost recovery point (kernel/recover.c installs it).
+ * Registered from above, so that this layer calls neither. */
 typedef bool (*trap_fault_hook_t)(struct trap_frame *f);
-extern trap_fault_hook_t trap_fault_hook;
+extern trap_fault_hook_t trap_fault_hook, trap_recover_hook;
 /* Asked first about every NMI: returns true if the NMI was its own (the NMI watchdog's, which
  * shares the vector with the PMI and the tests' self-NMIs) and it handled it. */
 typedef bool (*trap_nmi_hook_t)(struct trap_frame *f);
@@ -100,7 +105,7 @@ struct db_hazard_stats {
     uint64_t foreign_rip;   /* where the last of those was reported */
 };
 void trap_db_hazard_stats(struct db_hazard_stats *s);
-/* At boot, before the scheduler owns the SYSCALL MSRs: does this CPU raise a single-step #DB
+/* At boot, before syscall_init() owns the SYSCALL MSRs: does this CPU raise a single-step #DB
  * after a SYSCALL that IA32_FMASK stripped of TF (Bochs does; hardware does not)? */
 void trap_probe_syscall_tf(void);
 bool trap_syscall_tf_quirk(void);

@@ -1,9 +1,9 @@
+#include "boot/asm.h"
 #include "boot/layout.h"
 #include "kernel/msr-index.h"
 
     .text
-    .globl user_enter
-user_enter:
+ENTRY(user_enter)
     pushq $(GDT_USER_DS | RPL_USER)
     pushq %rsi
     pushfq                              /* a single-stepped (BTS model) caller keeps TF */
@@ -27,6 +27,6 @@ user_enter:
     xor %r13d, %r13d
     xor %r14d, %r14d
     xor %r15d, %r15d
-    .globl user_enter_iretq
-user_enter_iretq:
+LABEL(user_enter_iretq)
     iretq
+END(user_enter)

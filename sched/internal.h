@@ -1,4 +1,5 @@
-/* What sched/sched.c shares with sched/supervise.c, and nothing outside sched/ uses. */
+/* What sched/sched.c shares with sched/supervise.c and sched/uspace.c (both above it: they
+ * call into sched.c, never the other way), and nothing outside sched/ uses. */
 #ifndef BTSX_SCHED_INTERNAL_H
 #define BTSX_SCHED_INTERNAL_H
 
@@ -7,7 +8,7 @@
 #include "sched/sched.h"
 
 extern struct task boot_task; /* the test runner: the context kmain ran in */
-extern struct task *current, *idle_task, *all_tasks;
+extern struct task *current_task, *idle_task, *all_tasks;
 extern volatile bool runner_abort;
 
 /* Picks the next task and switches to it; call with interrupts off. */
@@ -16,5 +17,9 @@ void task_free(struct task *t);
 /* In the runner's waits: give up (to the test's recovery point) if the watchdog asked. */
 void check_runner_abort(void);
 void sched_rq_clear(void);
+/* A task with its kernel stack, on the list of all tasks, not yet runnable (task_free()
+ * undoes it); task_enqueue_new() makes it runnable. */
+struct task *task_alloc(const char *name);
+void task_enqueue_new(struct task *t);
 
 #endif

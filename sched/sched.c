@@ -15,7 +15,6 @@
 #include "kernel/timer.h"
 #include "kernel/trap.h"
 #include "sched/internal.h"
-#include "sched/syscall.h"
 
 #define SWITCH_FRAME_WORDS 7 /* r15 r14 r13 r12 rbx rbp rflags, then the return RIP */
 #define IDLE_NAME          "idle"
@@ -23,41 +22,43 @@
 void sched_switch_stacks(uint64_t *prev_rsp, uint64_t next_rsp);
 
 struct task boot_task = {.name = "runner", .state = TASK_RUNNABLE};
-struct task *current = &boot_task, *idle_task;
+/* The task running now (ds/trace.c's bts_current() is the trace loaded, a different thing). */
+struct task *current_task = &boot_task, *idle_task;
 static struct task *last;
 static struct task *rq_head, *rq_tail;
 struct task *all_tasks;
 volatile bool runner_abort;
 static unsigned next_id = 1;
-static uint64_t switches;
 static bool ds_hook = true;
-static struct switch_log_entry *log_buf;
-static unsigned log_cap, log_len;
+static struct sched_switch_probe *switch_probes;
 
 struct task *task_current(void)
 {
-    return current;
-}
-uint64_t sched_switches(void)
-{
-    return switches;
+    return current_task;
 }
 void sched_ds_hook_enable(bool on)
 {
     ds_hook = on;
 }
 
-void sched_log_start(struct switch_log_entry *buf, unsigned cap)
+void sched_switch_probe_add(struct sched_switch_probe *p)
 {
-    log_len = 0;
-    log_cap = cap;
-    log_buf = buf;
+    bool irq = irq_save();
+    sched_switch_probe_remove(p); /* at most once in the list */
+    p->next = switch_probes;
+    switch_probes = p;
+    irq_restore(irq);
 }
 
-unsigned sched_log_stop(void)
+void sched_switch_probe_remove(struct sched_switch_probe *p)
 {
-    log_buf = NULL;
-    return log_len;
+    bool irq = irq_save();
+    for (struct sched_switch_probe **q = &switch_probes; *q; q = &(*q)->next)
+        if (*q == p) {
+            *q = p->next;
+            break;
+        }
+    irq_restore(irq);
 }
 
 static void rq_push(struct task *t)
@@ -90,22 +91,21 @@ static uint64_t kstack_top(const struct task *t)
 static void finish_switch(void)
 {
     struct task *prev = last;
-    if (current->user) {
-        tss_set_rsp0(kstack_top(current));
-        syscall_set_kernel_stack(kstack_top(current));
-        as_switch(&current->as);
+    if (current_task->user) {
+        tss_set_rsp0(kstack_top(current_task)); /* interrupts and SYSCALL (sched/syscall_entry.S) */
+        as_switch(&current_task->as);
     } else if (prev && prev->user) {
         as_switch(&kernel_as);
     }
-    trap_depth = current->trap_depth;
+    trap_depth = current_task->trap_depth;
     if (ds_hook)
-        ds_switch(prev ? prev->trace : NULL, current->trace);
+        ds_switch(prev ? prev->trace : NULL, current_task->trace);
 }
 
 /* Picks the next task and switches to it; call with interrupts off. */
 void schedule(void)
 {
-    struct task *prev = current;
+    struct task *prev = current_task;
     if (prev->state == TASK_RUNNABLE && prev != idle_task)
         rq_push(prev);
     struct task *next = rq_pop();
@@ -113,46 +113,39 @@ void schedule(void)
         next = idle_task;
     if (next == prev)
         return;
-    switches++;
-    if (log_buf && log_len < log_cap)
-        log_buf[log_len++] = (struct switch_log_entry){prev->id, next->id, rdtsc()};
+    for (struct sched_switch_probe *p = switch_probes; p; p = p->next)
+        p->fn(prev, next, p->arg);
     prev->trap_depth = trap_depth;
     last = prev;
-    current = next;
+    current_task = next;
     sched_switch_stacks(&prev->rsp, next->rsp);
     finish_switch();
 }
 
 void task_yield(void)
 {
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     schedule();
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 }
 
 void task_block(void)
 {
-    bool irq = irq_enabled();
-    irq_disable();
-    current->state = TASK_BLOCKED;
+    bool irq = irq_save();
+    current_task->state = TASK_BLOCKED;
     schedule();
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 }
 
 void task_wake(struct task *t)
 {
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     if (t->state == TASK_BLOCKED || t->state == TASK_SLEEPING) {
         t->state = TASK_RUNNABLE;
-        if (t != current)
+        if (t != current_task)
             rq_push(t);
     }
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 }
 
 static void sleep_done(struct trap_frame *f, void *arg)
@@ -163,20 +156,18 @@ static void sleep_done(struct trap_frame *f, void *arg)
 
 void task_sleep_ms(unsigned ms)
 {
-    bool irq = irq_enabled();
-    irq_disable();
-    current->state = TASK_SLEEPING;
-    if (timer_start_us((uint64_t)ms * 1000, sleep_done, current) < 0)
-        current->state = TASK_RUNNABLE; /* no timer slot: do not sleep forever */
+    bool irq = irq_save();
+    current_task->state = TASK_SLEEPING;
+    if (timer_start_us((uint64_t)ms * 1000, sleep_done, current_task) < 0)
+        current_task->state = TASK_RUNNABLE; /* no timer slot: do not sleep forever */
     schedule();
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 }
 
 void task_exit(int status)
 {
     irq_disable();
-    struct task *t = current;
+    struct task *t = current_task;
     if (t == &boot_task)
         panic("the test runner called task_exit");
     t->exit_status = status;
@@ -199,11 +190,8 @@ void task_free(struct task *t)
             *p = t->all_next;
             break;
         }
-    if (t->user) {
-        as_destroy(&t->as);
-        for (unsigned i = 0; i < t->npages; i++)
-            pages_free(t->pages[i], 1);
-    }
+    if (t->release)
+        t->release(t);
     pages_free(t->kstack, KSTACK_PAGES);
     kfree(t);
 }
@@ -211,7 +199,7 @@ void task_free(struct task *t)
 /* In the runner's waits: the watchdog asked it to give up. */
 void check_runner_abort(void)
 {
-    if (current == &boot_task && runner_abort) {
+    if (current_task == &boot_task && runner_abort) {
         runner_abort = false;
         recover_propagate(RECOVER_TIMEOUT);
     }
@@ -219,24 +207,22 @@ void check_runner_abort(void)
 
 void task_wait(struct task *t)
 {
-    bool irq = irq_enabled();
-    irq_disable();
-    t->joiner = current;
+    bool irq = irq_save();
+    t->joiner = current_task;
     while (t->state != TASK_ZOMBIE) {
-        current->state = TASK_BLOCKED;
+        current_task->state = TASK_BLOCKED;
         schedule();
-        if (current == &boot_task && runner_abort)
+        if (current_task == &boot_task && runner_abort)
             t->joiner = NULL;
         check_runner_abort();
     }
     t->joiner = NULL;
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 }
 
 int task_join(struct task *t, int *status)
 {
-    if (t == current || t->joiner)
+    if (t == current_task || t->joiner)
         return E_STATE;
     task_wait(t);
     if (status)
@@ -250,14 +236,12 @@ static void task_start(void)
 {
     finish_switch();
     irq_enable();
-    struct task *t = current;
-    if (t->user)
-        user_task_enter(t);
+    struct task *t = current_task;
     t->entry(t->arg);
     task_exit(0);
 }
 
-static struct task *task_alloc(const char *name)
+struct task *task_alloc(const char *name)
 {
     struct task *t = kzalloc(sizeof(*t));
     if (!t)
@@ -282,14 +266,12 @@ static struct task *task_alloc(const char *name)
     return t;
 }
 
-static void enqueue_new(struct task *t)
+void task_enqueue_new(struct task *t)
 {
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     t->state = TASK_RUNNABLE;
     rq_push(t);
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 }
 
 struct task *task_create(const char *name, void (*fn)(void *), void *arg)
@@ -299,71 +281,18 @@ struct task *task_create(const char *name, void (*fn)(void *), void *arg)
         return NULL;
     t->entry = fn;
     t->arg = arg;
-    enqueue_new(t);
-    return t;
-}
-
-static int map_user_page(struct task *t, uint64_t va, uint64_t flags, const void *src, uint64_t len)
-{
-    if (t->npages == USER_MAX_PAGES)
-        return E_NOMEM;
-    uint64_t p = pages_alloc(1);
-    if (!p)
-        return E_NOMEM;
-    t->pages[t->npages++] = p;
-    if (src)
-        memcpy((void *)p, src, len);
-    return as_map_user(&t->as, va, p, flags);
-}
-
-struct task *task_create_user(const char *name, const void *code, uint64_t len,
-                              uint64_t entry_offset, uint64_t arg, uint64_t arg2)
-{
-    if (len == 0 || entry_offset >= len)
-        return NULL;
-    struct task *t = task_alloc(name);
-    if (!t)
-        return NULL;
-    t->user = true;
-    int err = as_create(&t->as);
-    uint64_t pages = (len + PAGE_SIZE - 1) / PAGE_SIZE;
-    for (uint64_t i = 0; !err && i < pages; i++) {
-        uint64_t chunk = len - i * PAGE_SIZE < PAGE_SIZE ? len - i * PAGE_SIZE : PAGE_SIZE;
-        err = map_user_page(t, USER_CODE_VA + i * PAGE_SIZE, 0,
-                            (const uint8_t *)code + i * PAGE_SIZE, chunk);
-    }
-    if (!err)
-        err = map_user_page(t, USER_DATA_VA, PTE_W | PTE_NX, NULL, 0);
-    if (!err)
-        err = map_user_page(t, USER_STACK_VA, PTE_W | PTE_NX, NULL, 0);
-    if (err) {
-        if (t->as.pml4)
-            as_destroy(&t->as);
-        for (unsigned i = 0; i < t->npages; i++)
-            pages_free(t->pages[i], 1);
-        pages_free(t->kstack, KSTACK_PAGES);
-        kfree(t);
-        return NULL;
-    }
-    t->user_entry = USER_CODE_VA + entry_offset;
-    t->user_arg = arg;
-    t->user_arg2 = arg2;
-    t->code_src = (uint64_t)code;
-    t->code_len = len;
-    enqueue_new(t);
+    task_enqueue_new(t);
     return t;
 }
 
 void task_set_trace(struct task *tracee, struct task *tracer, struct bts_trace *tr)
 {
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     tracee->trace = tr;
     tracee->tracer = tr ? tracer : NULL;
-    if (tracee == current)
+    if (tracee == current_task)
         ds_switch(NULL, tr);
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 }
 
 static void idle_loop(void *arg)
@@ -384,8 +313,6 @@ void sched_init(void)
         panic("no memory for the idle task");
     idle_task->entry = idle_loop;
     idle_task->state = TASK_RUNNABLE;
-    syscall_init();
-    trap_fault_hook = sched_task_fault;
 }
 
 void sched_rq_clear(void)

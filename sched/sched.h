@@ -41,6 +41,7 @@ struct task {
     unsigned trap_depth; /* trap nesting at the moment it switched out */
     void (*entry)(void *);
     void *arg;
+    void (*release)(struct task *t); /* frees what its creator added (user pages), or NULL */
     /* User tasks. */
     bool user;
     struct addr_space as;
@@ -48,7 +49,7 @@ struct task {
     unsigned npages;
     uint64_t user_entry, user_arg, user_arg2;
     uint64_t code_src, code_len; /* where the code came from: symbolises user addresses */
-    /* Tracing, set by the tracer (the ptrace relationship of the seed). */
+    /* Tracing, set by the tracer (a tracer/tracee pair, as with ptrace). */
     struct bts_trace *trace;
     struct task *tracer;
     bool drain_wait; /* stream: suspended until the tracer drains */
@@ -79,15 +80,17 @@ void task_sleep_ms(unsigned ms);
 /* Makes `tracer` the tracer of `tracee` with trace `tr` (NULL detaches). */
 void task_set_trace(struct task *tracee, struct task *tracer, struct bts_trace *tr);
 
-/* The scheduler's own log of switches, for the timestamp test. */
-struct switch_log_entry {
-    unsigned from, to;
-    uint64_t tsc;
+/* The switch tracepoint: every probe's fn(prev, next, arg) runs at each switch, in
+ * schedule() with interrupts off, before the stacks change (and so before the DS hook writes
+ * the departure and arrival timestamps). It must not schedule. A probe stays registered,
+ * once at most, until it is removed. */
+struct sched_switch_probe {
+    void (*fn)(const struct task *prev, const struct task *next, void *arg);
+    void *arg;
+    struct sched_switch_probe *next;
 };
-#define SWITCH_LOG_LEN 1024
-void sched_log_start(struct switch_log_entry *buf, unsigned cap);
-unsigned sched_log_stop(void);
-uint64_t sched_switches(void);
+void sched_switch_probe_add(struct sched_switch_probe *p);
+void sched_switch_probe_remove(struct sched_switch_probe *p);
 /* Switch-cost benchmark: ds_switch on or off at every switch. */
 void sched_ds_hook_enable(bool on);
 
@@ -97,8 +100,10 @@ int sched_stream_full(struct bts_trace *t, void *arg);
 void sched_wait_tracee(struct task *tracee);
 void sched_release_tracee(struct task *tracee);
 
-/* Contained faults of tasks other than the test runner: report, last branches, exit. */
+/* Contained faults of tasks other than the test runner: report, last branches, exit.
+ * sched_supervise_init() installs it as the trap layer's fault hook (after sched_init()). */
 bool sched_task_fault(struct trap_frame *f);
+void sched_supervise_init(void);
 
 /* The test watchdog's side (from the timer interrupt). */
 bool sched_in_runner(void);

@@ -15,38 +15,34 @@ int sched_stream_full(struct bts_trace *t, void *arg)
 {
     (void)t;
     struct task *tracee = arg;
-    if (tracee != current || !tracee->tracer)
+    if (tracee != current_task || !tracee->tracer)
         return E_STATE; /* nobody can drain: the caller counts the loss */
     /* Suspended inside the threshold interrupt, mid-loop if need be; the tracee's registers
      * stay in the interrupted frame on its own stack and it resumes only after the drain. */
     tracee->drain_wait = true;
     task_wake(tracee->tracer);
-    current->state = TASK_BLOCKED;
+    current_task->state = TASK_BLOCKED;
     schedule();
     return 0;
 }
 
 void sched_wait_tracee(struct task *tracee)
 {
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     while (!tracee->drain_wait && tracee->state != TASK_ZOMBIE) {
-        current->state = TASK_BLOCKED;
+        current_task->state = TASK_BLOCKED;
         schedule();
         check_runner_abort();
     }
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 }
 
 void sched_release_tracee(struct task *tracee)
 {
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     tracee->drain_wait = false;
     task_wake(tracee);
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
 }
 
 /* User code is a copy of kernel-image bytes: name a user address by the kernel symbol of
@@ -62,10 +58,15 @@ static void task_symbol(const struct task *t, uint64_t a, char *buf, size_t len)
     symbol_format(a, buf, len);
 }
 
-/* The seed's debugging use case: a traced task crashes, the report shows how it got there. */
+void sched_supervise_init(void)
+{
+    trap_fault_hook = sched_task_fault;
+}
+
+/* The debugging use case: a traced task crashes, and the report shows how it got there. */
 bool sched_task_fault(struct trap_frame *f)
 {
-    struct task *t = current;
+    struct task *t = current_task;
     if (t == &boot_task || t == idle_task)
         return false; /* the test runner's faults end its test instead */
     t->faulted = true;
@@ -92,16 +93,16 @@ bool sched_task_fault(struct trap_frame *f)
 
 bool sched_in_runner(void)
 {
-    return current == &boot_task;
+    return current_task == &boot_task;
 }
 bool sched_in_idle(void)
 {
-    return current == idle_task;
+    return current_task == idle_task;
 }
 
 void sched_abort_current(const char *why)
 {
-    kprintf_diag("task %u (%s) %s", current->id, current->name, why);
+    kprintf_diag("task %u (%s) %s", current_task->id, current_task->name, why);
     task_exit(E_TIMEDOUT);
 }
 
@@ -113,8 +114,7 @@ void sched_abort_runner(void)
 
 unsigned sched_kill_others(void)
 {
-    bool irq = irq_enabled();
-    irq_disable();
+    bool irq = irq_save();
     unsigned n = 0;
     sched_rq_clear(); /* only the runner runs now; the idle task is never queued */
     while (all_tasks && all_tasks != idle_task) {
@@ -125,7 +125,6 @@ unsigned sched_kill_others(void)
     }
     /* The idle task is the oldest entry; anything behind it was created before it: none. */
     runner_abort = false;
-    if (irq)
-        irq_enable();
+    irq_restore(irq);
     return n;
 }

@@ -3,9 +3,10 @@
  * outgoing stack, the incoming task's come off its own. A new task's stack is laid out by
  * task_create() as if it had switched out just before task_start.
  */
+#include "boot/asm.h"
+
     .text
-    .globl sched_switch_stacks
-sched_switch_stacks:
+ENTRY(sched_switch_stacks)
     pushfq
     push %rbp
     push %rbx
@@ -23,3 +24,4 @@ sched_switch_stacks:
     pop %rbp
     popfq
     ret
+END(sched_switch_stacks)

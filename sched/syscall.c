@@ -7,7 +7,6 @@
 #include "kernel/errno.h"
 #include "kernel/paging.h"
 #include "kernel/trap.h"
-#include "kernel/user.h"
 #include "sched/sched.h"
 
 #define STAR_KERNEL_SHIFT 32
@@ -17,13 +16,6 @@
 #define SYSCALL_FMASK     (RFLAGS_IF | RFLAGS_TF | RFLAGS_DF | RFLAGS_AC)
 #define SYSCALL_INSN_LEN  2 /* 0F 05 */
 
-extern uint64_t syscall_kernel_rsp;
-
-void syscall_set_kernel_stack(uint64_t top)
-{
-    syscall_kernel_rsp = top;
-}
-
 void syscall_init(void)
 {
     wrmsr(MSR_STAR, ((uint64_t)GDT_KERNEL_CS << STAR_KERNEL_SHIFT) |
@@ -31,11 +23,6 @@ void syscall_init(void)
     wrmsr(MSR_LSTAR, (uint64_t)syscall_entry);
     wrmsr(MSR_FMASK, SYSCALL_FMASK);
     wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_SCE);
-}
-
-void user_task_enter(struct task *t)
-{
-    user_enter(t->user_entry, USER_STACK_TOP, t->user_arg, t->user_arg2);
 }
 
 /* Is [p, p+len) inside the caller's own mapped user pages (writable if asked)? */

@@ -29,11 +29,9 @@ struct syscall_frame {
     uint64_t rip, rflags, rsp; /* the user's RCX, R11 and RSP */
 };
 
-struct task;
+/* Points SYSCALL at syscall_entry (kmain, after sched_init()); the entry takes the current
+ * task's kernel stack from the TSS's RSP0, which the scheduler sets for every user task. */
 void syscall_init(void);
-void syscall_set_kernel_stack(uint64_t top);
-/* Enters a new user task at its entry point (from task_start). */
-__attribute__((noreturn)) void user_task_enter(struct task *t);
 /* Labels of the entry path (the BTS records of a system call name them). */
 extern const char syscall_entry[], syscall_sysretq[];
 #endif

@@ -1,13 +1,16 @@
 /*
  * SYSCALL lands here at CPL 0 with the user's RSP, RIP in RCX, RFLAGS in R11 and IF/TF/DF/AC
- * cleared by IA32_FMASK. Switch to the task's kernel stack, build struct syscall_frame, call
+ * cleared by IA32_FMASK. Switch to the task's kernel stack (the TSS's RSP0: the scheduler
+ * keeps it at the top of the current user task's stack), build struct syscall_frame, call
  * syscall_dispatch, and SYSRET with whatever it left in the frame.
  */
+#include "boot/asm.h"
+#include "kernel/gdt.h"
+
     .text
-    .globl syscall_entry, syscall_sysretq
-syscall_entry:
+ENTRY(syscall_entry)
     mov %rsp, syscall_user_rsp(%rip)
-    mov syscall_kernel_rsp(%rip), %rsp
+    mov kernel_tss + TSS_RSP0_OFFSET(%rip), %rsp
     pushq syscall_user_rsp(%rip)
     push %r11
     push %rcx
@@ -42,11 +45,11 @@ syscall_entry:
     pop %rcx
     pop %r11
     pop %rsp                            /* interrupts are off: nothing runs on this stack */
-syscall_sysretq:
+LABEL(syscall_sysretq)
     sysretq
-
+END(syscall_entry)
     .bss
     .balign 8
-    .globl syscall_user_rsp, syscall_kernel_rsp
-syscall_user_rsp:   .quad 0
-syscall_kernel_rsp: .quad 0
+LOCAL_DATA(syscall_user_rsp)
+    .quad 0
+END(syscall_user_rsp)

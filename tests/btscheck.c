@@ -7,8 +7,6 @@
 #include "kernel/trap.h"
 #include "tests/test.h"
 
-static bool nmi;
-
 bool pmi_is_nmi(void)
 {
     return (apic_read(APIC_LVT_PC) & APIC_LVT_DM_MASK) == APIC_LVT_DM_NMI;
@@ -211,7 +209,6 @@ TEST_CLEANUP(bts_test_cleanup);
 
 static void bts_header(void (*line)(const char *fmt, ...))
 {
-    (void)nmi;
     line("backend: %s (%s)", bts_available(NULL) ? bts_backend()->name : "none",
          bts_backend_reason());
     line("debugctl: %s", bts_layout_reason());

@@ -5,6 +5,7 @@
  */
 #include "ds/bts.h"
 #include "sched/sched.h"
+#include "sched/syscall.h"
 #include "kernel/acpi.h"
 #include "kernel/apic.h"
 #include "kernel/bootinfo.h"
@@ -96,7 +97,9 @@ void kmain(uint32_t magic, uint64_t info)
     apic_init();
     nmi_watchdog_init();
     ds_init();
-    trap_probe_syscall_tf(); /* before sched_init() sets up SYSCALL for good */
+    trap_probe_syscall_tf(); /* before syscall_init() sets up SYSCALL for good */
     sched_init();
+    sched_supervise_init();
+    syscall_init();
     test_run_all(cmdline, bad ? err : NULL);
 }

@@ -2,21 +2,24 @@
  * Kernel code for the nmi.* suite (tests/t_nmi.c): the points where the NMI entry must pick
  * the right stack, with every register known there.
  */
-#define L(name) .globl name; name:
+#include "boot/asm.h"
 
     .section .rodata
     .balign 8
-nmi_regs_expect:
+LOCAL_DATA(nmi_regs_expect)
     .irp i, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
     .quad 0x5A00000000000000 + \i * 0x0001010101010101
     .endr
+END(nmi_regs_expect)
 
     .bss
     .balign 8
-nmi_regs_rsp:
+LOCAL_DATA(nmi_regs_rsp)
     .quad 0
-nmi_regs_which:
+END(nmi_regs_rsp)
+LOCAL_DATA(nmi_regs_which)
     .quad 0
+END(nmi_regs_which)
 
     .text
 
@@ -24,7 +27,7 @@ nmi_regs_which:
  * NMI gate with INT 2 (the same gate, IST switch and entry as an NMI, but without blocking
  * NMIs) and returns 0 if every register and RSP came back unchanged, else the number of the
  * first that did not: 1..15 in the order RAX RBX RCX RDX RSI RDI RBP R8..R15, 16 for RSP. */
-L(nmi_int2_regs)
+ENTRY(nmi_int2_regs)
     push %rbx
     push %rbp
     push %r12
@@ -37,9 +40,9 @@ L(nmi_int2_regs)
     mov nmi_regs_expect + n * 8(%rip), %\r
     n = n + 1
     .endr
-L(nmi_int2_insn)
+LABEL(nmi_int2_insn)
     int $2
-L(nmi_int2_ret)
+LABEL(nmi_int2_ret)
     n = 0
     .irp r, rax, rbx, rcx, rdx, rsi, rdi, rbp, r8, r9, r10, r11, r12, r13, r14, r15
     movq $(n + 1), nmi_regs_which(%rip)
@@ -60,13 +63,14 @@ L(nmi_int2_ret)
     pop %rbp
     pop %rbx
     ret
+END(nmi_int2_regs)
 
 /* nmi_foreign_iret(rsp): called inside an NMI handler with a second NMI pending (blocked
  * until the next IRET). The IRETQ unblocks it and lands at nmi_foreign_land at CPL 0 with
  * RSP = rdi, a user-half address: the state of the SYSCALL window. The pending NMI is taken
  * before the first instruction there; the NOPs leave room for a CPU that takes it a few
  * instructions late, and nothing touches the stack until RSP is back. */
-L(nmi_foreign_iret)
+ENTRY(nmi_foreign_iret)
     mov %rsp, %rax
     mov %ss, %ecx
     push %rcx
@@ -77,18 +81,19 @@ L(nmi_foreign_iret)
     lea nmi_foreign_land(%rip), %rcx
     push %rcx
     iretq
-L(nmi_foreign_land)
+LABEL(nmi_foreign_land)
     nop
     nop
     nop
     nop
-L(nmi_foreign_land_end)
+LABEL(nmi_foreign_land_end)
     mov %rax, %rsp
     ret
+END(nmi_foreign_iret)
 
 /* nmi_unblock(): an IRETQ to the next instruction, on the same stack: inside an NMI handler
  * it unblocks NMIs, as the return from a #PF or a fixed-up #GP would. */
-L(nmi_unblock)
+ENTRY(nmi_unblock)
     mov %rsp, %rax
     mov %ss, %ecx
     push %rcx
@@ -100,3 +105,4 @@ L(nmi_unblock)
     push %rcx
     iretq
 1:  ret
+END(nmi_unblock)

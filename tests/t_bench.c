@@ -18,6 +18,7 @@
 #include "kernel/trap.h"
 #include "sched/sched.h"
 #include "tests/btscheck.h"
+#include "tests/switchlog.h"
 #include "tests/test.h"
 
 #define SPIN_ITERATIONS 20000
@@ -173,18 +174,23 @@ static void pingpong(void *arg)
 /* Cycles per switch of two tasks yielding to each other; traced by tr[0] and tr[1] if tr. */
 static uint64_t cycles_per_switch(struct bts_trace *tr)
 {
-    uint64_t s0 = sched_switches(), t0 = rdtsc_ordered();
+    static struct switch_log sl;
+    switch_log_start(&sl, NULL, 0);
+    uint64_t t0 = rdtsc_ordered();
     struct task *a = task_create("ping", pingpong, NULL);
     struct task *b = task_create("pong", pingpong, NULL);
-    if (!a || !b)
+    if (!a || !b) {
+        switch_log_stop(&sl);
         return 0;
+    }
     if (tr) {
         task_set_trace(a, task_current(), &tr[0]);
         task_set_trace(b, task_current(), &tr[1]);
     }
     task_join(a, NULL);
     task_join(b, NULL);
-    uint64_t n = sched_switches() - s0;
+    switch_log_stop(&sl);
+    uint64_t n = sl.switches;
     return n ? (rdtsc_ordered() - t0) / n : 0;
 }
 

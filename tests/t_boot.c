@@ -14,6 +14,7 @@
 #define FRAME_PROBES     16
 
 extern const char _kernel_start[], _kernel_end[];
+extern const char db_foreign_ret[], db_step_loop[]; /* tests/db_code.S */
 void kmain(uint32_t magic, uint64_t info);
 
 static bool overlaps(const struct mem_range *a, const struct mem_range *b)
@@ -108,6 +109,16 @@ TEST(boot, symbols, "the embedded symbol table resolves kernel addresses", 0)
     CHECK(name && strcmp(name, "kmain") == 0 && off == 3, "kmain+3 resolves wrongly");
     CHECK_EQ(symbol_address("kmain"), (uint64_t)kmain);
     CHECK(symbol_lookup(0x10, &off) == NULL, "address 0x10 resolved to a symbol");
+    /* tests/db_code.S: the RET at db_foreign_ret ends db_foreign_step (END), and four bytes
+     * of no function follow before db_step_loop. A label reaches to the next entry; a sized
+     * function does not reach past its end. */
+    name = symbol_lookup((uint64_t)db_foreign_ret, &off);
+    CHECK(name && strcmp(name, "db_foreign_ret") == 0 && off == 0,
+          "db_foreign_ret resolves wrongly");
+    name = symbol_lookup((uint64_t)db_step_loop - 4, &off);
+    CHECK(name == NULL, "the gap after db_foreign_step resolves to %s+%#lx", name ? name : "", off);
+    name = symbol_lookup((uint64_t)db_step_loop - 1, &off);
+    CHECK(name == NULL, "the gap before db_step_loop resolves to %s+%#lx", name ? name : "", off);
 }
 
 TEST(boot, cpu_state, "long mode with the protections the kernel turned on", 0)

@@ -16,6 +16,7 @@
 #include "sched/sched.h"
 #include "sched/syscall.h"
 #include "tests/btscheck.h"
+#include "tests/switchlog.h"
 #include "tests/test.h"
 #include "tests/usertest.h"
 
@@ -127,6 +128,7 @@ TASK_TEST(isolation, "8 interleaved tasks: each trace holds exactly its own bran
     struct task *tk[ISO_TASKS];
     struct bts_trace *tr[ISO_TASKS];
     static struct switch_log_entry log[SWITCH_LOG_LEN];
+    static struct switch_log sl;
     for (unsigned i = 0; i < ISO_TASKS; i++) {
         tr[i] = task_trace(256, 1024, BTS_POLICY_STOP, BTS_EVENTS_BRANCHES, BTS_CPL_USER);
         tk[i] = user_task("iso", USER_PROG(uc_iso), i + 1, ISO_ROUNDS);
@@ -134,10 +136,10 @@ TASK_TEST(isolation, "8 interleaved tasks: each trace holds exactly its own bran
             return;
         trace_task(tk[i], tr[i]);
     }
-    sched_log_start(log, SWITCH_LOG_LEN);
+    switch_log_start(&sl, log, SWITCH_LOG_LEN);
     for (unsigned i = 0; i < ISO_TASKS; i++)
         task_wait(tk[i]);
-    unsigned nlog = sched_log_stop();
+    unsigned nlog = switch_log_stop(&sl);
     for (unsigned i = 0; i < ISO_TASKS && !test_failed(); i++) {
         struct expect e;
         exp_init(&e, want, MAX_RECORDS);
@@ -168,6 +170,7 @@ TASK_TEST(timestamps, "arrivals and departures pair up and follow the switch log
     struct task *tk[TASKS];
     struct bts_trace *tr[TASKS];
     static struct switch_log_entry log[SWITCH_LOG_LEN];
+    static struct switch_log sl;
     for (unsigned i = 0; i < TASKS; i++) {
         tr[i] = task_trace(256, 1024, BTS_POLICY_STOP, BTS_EVENTS_BRANCHES | BTS_EVENTS_TIMESTAMPS,
                            BTS_CPL_USER);
@@ -176,10 +179,10 @@ TASK_TEST(timestamps, "arrivals and departures pair up and follow the switch log
             return;
         trace_task(tk[i], tr[i]);
     }
-    sched_log_start(log, SWITCH_LOG_LEN);
+    switch_log_start(&sl, log, SWITCH_LOG_LEN);
     for (unsigned i = 0; i < TASKS; i++)
         task_wait(tk[i]);
-    unsigned nlog = sched_log_stop();
+    unsigned nlog = switch_log_stop(&sl);
     for (unsigned i = 0; i < TASKS; i++) {
         int64_t n = trace_collect(tr[i], got, MAX_RECORDS);
         unsigned id = tk[i]->id, arrivals = 0, departures = 0, in = 0, out = 0;
@@ -316,7 +319,9 @@ TASK_TEST(stress, "64 traced tasks, 10,000 switches: exact counts per task", 600
     static struct task *tk[STRESS_TASKS];
     static struct bts_trace *tr[STRESS_TASKS];
     static uint64_t ks[STRESS_TASKS];
-    uint64_t s0 = sched_switches(), t0 = rdtsc();
+    static struct switch_log sl;
+    uint64_t t0 = rdtsc();
+    switch_log_start(&sl, NULL, 0);
     for (unsigned i = 0; i < STRESS_TASKS; i++) {
         tr[i] = task_trace(256, 4096, BTS_POLICY_STOP, BTS_EVENTS_BRANCHES | BTS_EVENTS_TIMESTAMPS,
                            BTS_CPL_USER);
@@ -328,7 +333,8 @@ TASK_TEST(stress, "64 traced tasks, 10,000 switches: exact counts per task", 600
     }
     for (unsigned i = 0; i < STRESS_TASKS; i++)
         task_wait(tk[i]);
-    uint64_t switches = sched_switches() - s0;
+    switch_log_stop(&sl);
+    uint64_t switches = sl.switches;
     test_diag("stress: %u tasks, %lu switches in %lu ms", STRESS_TASKS, switches,
               tsc_to_us(rdtsc() - t0) / 1000);
     CHECK(switches >= 10000, "only %lu switches", switches);

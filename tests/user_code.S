@@ -3,10 +3,11 @@
  * USER_CODE_VA by task_create_user(); a label's user address is USER_CODE_VA plus its offset
  * from the program's start, which is how tests/t_sched.c builds expectations.
  */
+#include "boot/asm.h"
 #include "kernel/msr-index.h"
 #include "sched/syscall.h"
 
-#define L(name) .globl name; name:
+#define L(name) LABEL(name)
 #define SYSCALL(nr) mov $(nr), %eax; syscall
 
     .section .rodata.user, "a"
@@ -14,7 +15,7 @@
 /* Isolation and stress: RDI = k (1..CHAIN), RSI = rounds. Each round jumps into a chain of
  * two-byte jumps so that exactly k of them run, then yields; finally exits with status k. */
 #define UC_CHAIN 8
-L(uc_iso_start)
+DATA(uc_iso_start)
     mov %rdi, %rbx
     mov %rsi, %r12
 L(uc_iso_loop)
@@ -39,9 +40,10 @@ L(uc_iso_jnz)
     SYSCALL(SYS_EXIT)
     ud2
 L(uc_iso_end)
+END(uc_iso_start)
 
 /* A greeting on the console, exit(0). */
-L(uc_hello_start)
+DATA(uc_hello_start)
     lea uc_hello_msg(%rip), %rdi
     mov $uc_hello_msg_len, %esi
     SYSCALL(SYS_WRITE)
@@ -52,11 +54,12 @@ uc_hello_msg:
     .ascii "hello from CPL 3"
     uc_hello_msg_len = . - uc_hello_msg
 L(uc_hello_end)
+END(uc_hello_start)
 
 /* db.syscall_tf: exit(0) by a SYSCALL that starts with TF set by the POPFQ before it.
  * IA32_FMASK clears TF, so no single step follows it on hardware. RSP stays at the top of
  * the stack page; only the PUSHFQ writes below it (one word). */
-L(uc_systf_start)
+DATA(uc_systf_start)
     xor %edi, %edi
     mov $SYS_EXIT, %eax
     pushfq
@@ -66,10 +69,11 @@ L(uc_systf_syscall)
     syscall
     ud2
 L(uc_systf_end)
+END(uc_systf_start)
 
 /* db.switch_in_user_handler: exit(n + (n-1) + ... + 1), RDI = n, computed with TF set
  * (the loop of db_step_loop in tests/db_code.S, at CPL 3). */
-L(uc_step_start)
+DATA(uc_step_start)
     mov %rdi, %rcx
     xor %eax, %eax
     pushfq
@@ -85,10 +89,11 @@ L(uc_step_start)
     SYSCALL(SYS_EXIT)
     ud2
 L(uc_step_end)
+END(uc_step_start)
 
 /* CPL filter and SYSCALL/SYSRET records: a jump, a system call with a short kernel path
  * (the count of its own trace), a jump, exit(0). */
-L(uc_sys_start)
+DATA(uc_sys_start)
 L(uc_sys_j1)
     jmp uc_sys_t1
     ud2
@@ -106,10 +111,11 @@ L(uc_sys_t2)
     SYSCALL(SYS_EXIT)
     ud2
 L(uc_sys_end)
+END(uc_sys_start)
 
 /* Bad system calls: each result is stored at USER_DATA_VA + 8 * i, then exit(0). RDI = the
  * data page. An unknown number, a kernel pointer, an unmapped pointer, a too-long write. */
-L(uc_bad_start)
+DATA(uc_bad_start)
     mov %rdi, %rbx
     SYSCALL(SYS_COUNT + 7)
     mov %rax, 0(%rbx)
@@ -132,27 +138,30 @@ L(uc_bad_start)
     SYSCALL(SYS_EXIT)
     ud2
 L(uc_bad_end)
+END(uc_bad_start)
 
 /* Protection: RDI = an address to read (kernel memory, another task's page, a trace buffer). */
-L(uc_read_start)
+DATA(uc_read_start)
 L(uc_read_insn)
     mov (%rdi), %rax
     xor %edi, %edi
     SYSCALL(SYS_EXIT)
     ud2
 L(uc_read_end)
+END(uc_read_start)
 
 /* Protection: RDI = an address to write. */
-L(uc_write_start)
+DATA(uc_write_start)
 L(uc_write_insn)
     movq $1, (%rdi)
     xor %edi, %edi
     SYSCALL(SYS_EXIT)
     ud2
 L(uc_write_end)
+END(uc_write_start)
 
 /* Protection: execute its own (no-execute) data page: RDI = the data page. */
-L(uc_exec_start)
+DATA(uc_exec_start)
     movb $0xC3, (%rdi)                  /* a RET, so that only NX can stop it */
 L(uc_exec_call)
     call *%rdi
@@ -160,9 +169,10 @@ L(uc_exec_call)
     SYSCALL(SYS_EXIT)
     ud2
 L(uc_exec_end)
+END(uc_exec_start)
 
 /* Crash: a known call chain a -> b -> c, then a load through RDI (a bad pointer). */
-L(uc_crash_start)
+DATA(uc_crash_start)
 L(uc_crash_call_a)
     call uc_crash_a
     ud2
@@ -179,10 +189,11 @@ L(uc_crash_load)
     mov (%rdi), %rax
     ud2
 L(uc_crash_end)
+END(uc_crash_start)
 
 /* nmi.from_user: spins until the quadword at RSI turns non-zero (the kernel writes it when
  * the NMI came) or RDI rounds have passed, then exit(0). */
-L(uc_nmi_wait_start)
+DATA(uc_nmi_wait_start)
     cmpq $0, (%rsi)
     jne 1f
     dec %rdi
@@ -191,9 +202,10 @@ L(uc_nmi_wait_start)
     SYSCALL(SYS_EXIT)
     ud2
 L(uc_nmi_wait_end)
+END(uc_nmi_wait_start)
 
 /* Stream: RDI iterations of a two-instruction loop (RDI - 1 taken JNZs), then exit(0). */
-L(uc_spin_start)
+DATA(uc_spin_start)
 L(uc_spin_top)
     dec %rdi
 L(uc_spin_jnz)
@@ -202,3 +214,4 @@ L(uc_spin_jnz)
     SYSCALL(SYS_EXIT)
     ud2
 L(uc_spin_end)
+END(uc_spin_start)

@@ -1,5 +1,5 @@
-# Host unit tests of the screen consoles: kernel/vga.c (text mode) and kernel/fbcon.c
-# (framebuffer). Included by the top-level Makefile; `make unit` runs them from the repo root.
+# Host unit tests of the screen consoles: kernel/vga.c (text mode), kernel/fbcon.c
+# (framebuffer) and its font parser kernel/psf.c. Included by the top-level Makefile; `make unit` runs them from the repo root.
 #
 # test_fbcon reads the console font at run time from $(B)/unit/font.psf (the kernel's font,
 # gunzipped here) and writes one rendered screen to $(B)/unit/fbcon.ppm for eyeballing.
@@ -13,7 +13,7 @@ CONSOLE_FONT_GZ ?= $(or $(FONT),/usr/share/consolefonts/Lat15-Terminus16.psf.gz)
 CONSOLE_UNIT_FONT := $(B)/unit/font.psf
 CONSOLE_UNIT_PPM  := $(B)/unit/fbcon.ppm
 
-UNIT_TESTS += $(B)/unit/test_vga $(B)/unit/test_fbcon
+UNIT_TESTS += $(B)/unit/test_vga $(B)/unit/test_fbcon $(B)/unit/test_psf
 
 $(CONSOLE_UNIT_FONT): $(CONSOLE_FONT_GZ)
 	@mkdir -p $(@D)
@@ -28,12 +28,19 @@ $(B)/unit/test_vga: tests/unit/test_vga.c kernel/vga.c kernel/vga.h kernel/con_c
 
 # The font is a prerequisite so that `make unit` has it before running the test.
 $(B)/unit/test_fbcon: tests/unit/test_fbcon.c kernel/fbcon.c kernel/fbcon.h kernel/con_color.h \
+		      kernel/psf.c kernel/psf.h \
 		      kernel/errno.c kernel/errno.h kernel/textcursor.c kernel/textcursor.h \
 		      $(CONSOLE_UNIT_FONT)
 	@mkdir -p $(@D)
 	$(HOSTCC) $(UNIT_CFLAGS) -DFBCON_TEST_FONT='"$(CONSOLE_UNIT_FONT)"' \
 		-DFBCON_TEST_PPM='"$(CONSOLE_UNIT_PPM)"' \
-		-o $@ tests/unit/test_fbcon.c kernel/fbcon.c kernel/errno.c kernel/textcursor.c \
-		$(UNIT_LIBS)
+		-o $@ tests/unit/test_fbcon.c kernel/fbcon.c kernel/psf.c kernel/errno.c \
+		kernel/textcursor.c $(UNIT_LIBS)
+
+$(B)/unit/test_psf: tests/unit/test_psf.c kernel/psf.c kernel/psf.h kernel/errno.h \
+		    $(CONSOLE_UNIT_FONT)
+	@mkdir -p $(@D)
+	$(HOSTCC) $(UNIT_CFLAGS) -DPSF_TEST_FONT='"$(CONSOLE_UNIT_FONT)"' \
+		-o $@ tests/unit/test_psf.c kernel/psf.c $(UNIT_LIBS)
 
 .DEFAULT_GOAL := $(console_mk_default_goal)

@@ -130,9 +130,13 @@ extern const char bts_run_enabled[], bts_run_call[], bts_run_returned[], bts_run
  * costs the scheduler no call. */
 extern struct bts_trace *ds_loaded; /* ds/trace.c's: read it here and through bts_current() */
 void ds_switch_traces(struct bts_trace *prev, struct bts_trace *next);
+static inline bool ds_switch_needed(const struct bts_trace *prev, const struct bts_trace *next)
+{
+    return prev || next || ds_loaded;
+}
 static inline void ds_switch(struct bts_trace *prev, struct bts_trace *next)
 {
-    if (prev || next || ds_loaded)
+    if (ds_switch_needed(prev, next))
         ds_switch_traces(prev, next);
 }
 

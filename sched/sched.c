@@ -29,16 +29,20 @@ static struct task *rq_head, *rq_tail;
 struct task *all_tasks;
 volatile bool runner_abort;
 static unsigned next_id = 1;
-static bool ds_hook = true;
+static sched_ds_hook_t ds_hook;
 static struct sched_switch_probe *switch_probes;
 
 struct task *task_current(void)
 {
     return current_task;
 }
-void sched_ds_hook_enable(bool on)
+sched_ds_hook_t sched_set_ds_hook(sched_ds_hook_t hook)
 {
-    ds_hook = on;
+    bool irq = irq_save();
+    sched_ds_hook_t old = ds_hook;
+    ds_hook = hook;
+    irq_restore(irq);
+    return old;
 }
 
 void sched_switch_probe_add(struct sched_switch_probe *p)
@@ -98,8 +102,9 @@ static void finish_switch(void)
         as_switch(&kernel_as);
     }
     trap_depth = current_task->trap_depth;
-    if (ds_hook)
-        ds_switch(prev ? prev->trace : NULL, current_task->trace);
+    struct bts_trace *out = prev ? prev->trace : NULL, *in = current_task->trace;
+    if (ds_hook && ds_switch_needed(out, in))
+        ds_hook(out, in);
 }
 
 /* Picks the next task and switches to it; call with interrupts off. */

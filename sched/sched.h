@@ -2,7 +2,7 @@
  * The cooperative scheduler: kernel tasks and user (CPL 3) tasks, round-robin among the
  * runnable ones, with yield, exit/join, block/wake and sleep. A task switches only when it
  * asks to (or, for the stream policy, when its trace's threshold interrupt suspends it).
- * Every switch calls the DS hook ds_switch(), so each traced task records into its own DS
+ * Every switch runs the DS hook (sched_set_ds_hook()), so each traced task records into its own DS
  * area and nothing else.
  */
 #ifndef BTSX_SCHED_SCHED_H
@@ -91,8 +91,13 @@ struct sched_switch_probe {
 };
 void sched_switch_probe_add(struct sched_switch_probe *p);
 void sched_switch_probe_remove(struct sched_switch_probe *p);
-/* Switch-cost benchmark: ds_switch on or off at every switch. */
-void sched_ds_hook_enable(bool on);
+/* The DS context switch that every switch runs with the outgoing and incoming tasks' traces,
+ * right after the stacks change (only when ds_switch_needed() says the DS registers must
+ * change, so an untraced switch makes no call). kmain installs ds_switch_traces() once the DS
+ * layer is up; NULL runs none. Returns the hook it replaces, so that whoever swaps it can put
+ * it back. */
+typedef void (*sched_ds_hook_t)(struct bts_trace *prev, struct bts_trace *next);
+sched_ds_hook_t sched_set_ds_hook(sched_ds_hook_t hook);
 
 /* Stream policy: the trace callback that suspends the tracee until its tracer drains. */
 int sched_stream_full(struct bts_trace *t, void *arg);

@@ -99,6 +99,7 @@ void kmain(uint32_t magic, uint64_t info)
     ds_init();
     trap_probe_syscall_tf(); /* before syscall_init() sets up SYSCALL for good */
     sched_init();
+    sched_set_ds_hook(ds_switch_traces);
     sched_supervise_init();
     syscall_init();
     test_run_all(cmdline, bad ? err : NULL);

@@ -223,9 +223,9 @@ TEST(bench, switch_cost, "context switch: untraced and traced vs without the DS 
             return;
     uint64_t without = UINT64_MAX, untraced = UINT64_MAX, traced = UINT64_MAX;
     for (unsigned r = 0; r < SWITCH_ROUNDS; r++) {
-        sched_ds_hook_enable(false);
+        sched_ds_hook_t hook = sched_set_ds_hook(NULL);
         keep_min(&without, cycles_per_switch(NULL));
-        sched_ds_hook_enable(true);
+        sched_set_ds_hook(hook);
         keep_min(&untraced, cycles_per_switch(NULL));
         for (unsigned i = 0; i < 2; i++)
             bts_clear(&tr[i]);

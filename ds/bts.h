@@ -140,6 +140,48 @@ static inline void ds_switch(struct bts_trace *prev, struct bts_trace *next)
         ds_switch_traces(prev, next);
 }
 
+/*
+ * The guarantee profile: what the BTS implementation in use may do where the SDM leaves room
+ * (docs/hardware.md §12). Tests ask it, never which backend runs. The hardware's profile is the
+ * whole envelope btsx allows; the model's is exact unless model=hw or a model.* freedom widens
+ * it (docs/model.md). ds/profile.c.
+ */
+enum bts_maybe { BTS_NEVER, BTS_ALWAYS, BTS_EITHER };
+
+/* The most records the hardware profile lets the PMI arrive after the threshold record. The
+ * SDM gives no figure (O2); the default threshold's headroom (ds_default_thresh_records())
+ * is far larger for every buffer the tests use. */
+#define BTS_HW_SKID_MAX 8
+
+struct bts_profile {
+    const char *name;
+    /* Records stored after the one that reached the threshold before the PMI is taken, at
+     * most (docs/hardware.md §5, O2). 0: the PMI comes right after the threshold record. */
+    unsigned pmi_skid_max;
+    /* The record that reaches the threshold is stored before the PMI is taken (§5, O2). */
+    bool threshold_record_first;
+    /* With CPL 0 recorded, the branches of the interrupt and PMI handlers themselves (beyond
+     * the transfer into them and the IRETQ out) appear in the trace (§7). */
+    enum bts_maybe handler_records;
+    /* Kernel-to-user returns (IRETQ, SYSRETQ) recorded while BTS_OFF_OS filters CPL 0 (§6,
+     * O4). */
+    enum bts_maybe offos_user_returns;
+    /* An external interrupt is taken at the first instruction after the one that made it
+     * deliverable, so its record's `from` is known exactly (§7, O6). */
+    bool irq_lands_exactly;
+};
+
+/* The profile of the backend in use (the model's as its options set it). */
+const struct bts_profile *bts_profile(void);
+/* One `# profile:` header line's text: name and each field. */
+const char *bts_profile_describe(void);
+/* True when the software model is the backend in use: only for tests about the model's own
+ * code (its counters, its layout choice, its cost), never for what a trace may contain. */
+bool bts_backend_is_model(void);
+/* Seeds the model's choices within its profile (model=hw): the run's seed, so that a run
+ * repeats with the same seed= (the test framework calls it before the first test). */
+void bts_model_seed(uint64_t seed);
+
 /* Threshold interrupts that found no trace at its threshold, CPU-wide (ds/trace.c). */
 uint64_t bts_spurious_pmis(void);
 

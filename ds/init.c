@@ -9,8 +9,30 @@
 #include "ds/options.h"
 #include "ds/pmi.h"
 #include "ds/probe.h"
+#include "ds/profile.h"
 #include "ds/trace.h"
 #include "kernel/cpu.h"
+
+/* model=, model.skid=, model.offos_returns=: what the model does and the profile it claims. */
+static void model_freedoms_init(void)
+{
+    bool hw = ds_opt_model == MODEL_HW;
+    int skid = ds_opt_model_skid;
+    static const enum bts_maybe offos_of[] = {
+        [MODEL_OFFOS_ALWAYS] = BTS_ALWAYS,
+        [MODEL_OFFOS_NEVER] = BTS_NEVER,
+        [MODEL_OFFOS_EITHER] = BTS_EITHER,
+    };
+    enum bts_maybe offos = ds_opt_model_offos != MODEL_OFFOS_AUTO ? offos_of[ds_opt_model_offos]
+                           : hw                                 ? BTS_EITHER
+                                                                : BTS_ALWAYS;
+    struct model_freedoms f = {
+        .skid = skid >= 0 ? (unsigned)skid : hw ? MODEL_HW_SKID : 0,
+        .offos_returns = offos,
+    };
+    model_set_freedoms(&f);
+    profile_set_model(hw, skid, offos);
+}
 
 void ds_init(void)
 {
@@ -26,6 +48,7 @@ void ds_init(void)
         bts_set_unavailable("no memory for the idle DS area");
     bts_describe_layouts(model_how);
     model_init();
+    model_freedoms_init();
     bts_pmi_init(ds_opt_pmi == PMI_NMI);
     if (bts_available(NULL))
         ds_idle_load();

@@ -28,6 +28,32 @@ static uint64_t prev_rip;
 static bool prev_valid;
 static struct model_stats stats;
 
+/* The freedoms in use (model_set_freedoms) and the generator that draws each open choice. */
+static struct model_freedoms freedoms = {.skid = 0, .offos_returns = BTS_ALWAYS};
+static uint64_t rng = 1;
+/* A PMI owed since the threshold was reached: raised after pmi_wait more records. */
+static bool pmi_owed;
+static unsigned pmi_wait, pmi_skid;
+
+void model_set_freedoms(const struct model_freedoms *f)
+{
+    freedoms = *f;
+}
+
+void bts_model_seed(uint64_t seed)
+{
+    rng = seed ? seed : 1;
+}
+
+/* xorshift64*: a choice in 0..n. */
+static unsigned draw(unsigned n)
+{
+    rng ^= rng >> 12;
+    rng ^= rng << 25;
+    rng ^= rng >> 27;
+    return (unsigned)(((rng * 0x2545F4914F6CDD1DULL) >> 32) % (n + 1));
+}
+
 uint64_t bts_model_read_debugctl(void)
 {
     return bts_model_debugctl;
@@ -52,9 +78,12 @@ static bool recording(void)
 }
 
 static void dcache_flush(void);
+static void pmi_now(void);
 int bts_model_debugctl_changed(void);
 int bts_model_debugctl_changed(void)
 {
+    if (!recording())
+        pmi_now(); /* an owed PMI still comes: on hardware the skid is time, not records */
     /* Inside a trap handler RFLAGS belongs to the handler: the exit hook sets the frame's TF. */
     if (trap_depth > 0)
         return TF_LEAVE;
@@ -91,10 +120,48 @@ static void raise_pmi(void)
     stats.pmis++;
 }
 
+/* The owed PMI, now: after pmi_skid records past the threshold record. */
+static void pmi_now(void)
+{
+    if (!pmi_owed)
+        return;
+    pmi_owed = false;
+    if (pmi_skid) {
+        stats.delayed_pmis++;
+        stats.skid_records += pmi_skid;
+    }
+    raise_pmi();
+}
+
+/* A record was stored at or past the threshold: the PMI is owed from the first such record,
+ * and comes 0..skid records later (docs/hardware.md §5, O2). */
+static void pmi_threshold_reached(void)
+{
+    if (!pmi_owed) {
+        pmi_owed = true;
+        pmi_skid = 0;
+        pmi_wait = draw(freedoms.skid);
+    } else {
+        pmi_skid++;
+    }
+    if (pmi_wait-- == 0)
+        pmi_now();
+}
+
 /* Stores one record with the hardware's rules (docs/hardware.md §2-§4). */
 static void store(uint64_t from, uint64_t to, unsigned cpl_after)
 {
     uint64_t dbg = bts_model_debugctl;
+    /* A return from the kernel to user code while CPL 0 is filtered: the CPL after it is 3,
+     * so the model records it, unless model.offos_returns says otherwise (§6, O4). */
+    if (cpl_after != 0 && (dbg & layout->bts_off_os) && !(from >= USER_BASE && from < USER_END)) {
+        enum bts_maybe m = freedoms.offos_returns;
+        if (m == BTS_NEVER || (m == BTS_EITHER && draw(1) == 0)) {
+            stats.offos_omitted++;
+            return;
+        }
+        stats.offos_returns++;
+    }
     /* The CPL filter applies to the CPL after the transfer (docs/hardware.md §6). */
     if ((cpl_after == 0 && (dbg & layout->bts_off_os)) ||
         (cpl_after != 0 && (dbg & layout->bts_off_usr))) {
@@ -110,7 +177,8 @@ static void store(uint64_t from, uint64_t to, unsigned cpl_after)
         /* Interrupt mode and full: the PMI is overdue. What hardware does here is open
          * (docs/hardware.md §4, O1); the model drops the record and keeps the full buffer. */
         stats.dropped++;
-        raise_pmi();
+        pmi_owed = true; /* no skid left to take: the buffer is full */
+        pmi_now();
         return;
     }
     /* An index outside the buffer is undefined on hardware; the model restarts at base. */
@@ -123,7 +191,7 @@ static void store(uint64_t from, uint64_t to, unsigned cpl_after)
     ds->bts_index = idx;
     stats.records++;
     if (btint && idx >= ds->bts_thresh)
-        raise_pmi();
+        pmi_threshold_reached();
 }
 
 /* Copies the bytes of the instruction at rip without touching a page it does not use. */

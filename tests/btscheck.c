@@ -184,7 +184,7 @@ struct ds_area *loaded_ds_area(void)
 int64_t trace_collect_code(struct bts_trace *t, struct bts_record *out, size_t max)
 {
     int64_t n = trace_collect(t, out, max);
-    if (n <= 0 || bts_backend() != &bts_backend_hw)
+    if (n <= 0 || bts_profile()->handler_records == BTS_NEVER)
         return n;
     int64_t k = 0;
     for (int64_t i = 0; i < n; i++)
@@ -213,6 +213,7 @@ static void bts_header(void (*line)(const char *fmt, ...))
          bts_backend_reason());
     line("debugctl: %s", bts_layout_reason());
     line("pmi: %s", pmi_is_nmi() ? "nmi" : "fixed");
+    line("profile: %s", bts_profile_describe());
     if (bts_errata())
         line("errata: %s applies to this CPU model (docs/hardware.md §9)", bts_errata());
 }

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 
+#include "ds/bts.h"
 #include "kernel/apic.h"
 #include "kernel/bootinfo.h"
 #include "kernel/cmdline.h"
@@ -324,6 +325,7 @@ void test_run_all(const char *cmdline, const char *cmdline_error)
 {
     seed = seed_given ? seed_opt : rdtsc();
     rng_state = seed ? seed : 1;
+    bts_model_seed(seed);
     print_header(cmdline);
 
     if (cmdline_error) {

@@ -55,7 +55,7 @@ static void bare_db(struct trap_frame *f)
 
 TEST(bench, model_cost, "model cost per traced instruction vs a bare single-step trap", 300000)
 {
-    if (bts_backend() != &bts_backend_model) {
+    if (!bts_backend_is_model()) {
         test_skip("the model is not the backend in use");
         return;
     }

@@ -87,7 +87,7 @@ static bool user_addr(uint64_t a)
  */
 static size_t user_sourced(struct bts_record *r, size_t n)
 {
-    if (bts_backend() != &bts_backend_hw)
+    if (bts_profile()->offos_user_returns == BTS_ALWAYS)
         return n;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
@@ -343,7 +343,7 @@ TASK_TEST(stress, "64 traced tasks, 10,000 switches: exact counts per task", 600
         /* iretq + per round (jmp + k links + sysret) + a jnz between rounds; on hardware only
          * the user-sourced ones are counted (see user_sourced) */
         uint64_t want_branches = 1 + STRESS_ROUNDS * (k + 2) + (STRESS_ROUNDS - 1);
-        if (bts_backend() == &bts_backend_hw)
+        if (bts_profile()->offos_user_returns != BTS_ALWAYS)
             want_branches -= 1 + STRESS_ROUNDS;
         int64_t n = branches_of(tr[i], got, MAX_RECORDS, &a, &d);
         if (n > 0)
@@ -382,6 +382,7 @@ TASK_TEST(stream, "stream: a tracer drains a 64-record ring, 2M branches, none l
     uint64_t jnz = 0, irets = 0, other = 0, drains = 0, t0 = rdtsc();
     const uint64_t from = UADDR(uc_spin, uc_spin_jnz), to = UADDR(uc_spin, uc_spin_top);
     bool first = true, ok = true;
+    bool offos_either = bts_profile()->offos_user_returns != BTS_ALWAYS;
     static struct bts_record chunk[64];
     for (;;) {
         sched_wait_tracee(tk);
@@ -391,9 +392,9 @@ TASK_TEST(stream, "stream: a tracer drains a 64-record ring, 2M branches, none l
             drains++;
             for (int64_t i = 0; i < n; i++) {
                 const struct bts_record *r = &chunk[i];
-                if (bts_backend() == &bts_backend_hw && !user_addr(r->from))
-                    continue; /* kernel-to-user returns: "may appear" on hardware */
-                if (first && bts_backend() != &bts_backend_hw) {
+                if (offos_either && !user_addr(r->from))
+                    continue; /* kernel-to-user returns: "may appear" (the profile) */
+                if (first && !offos_either) {
                     ok &=
                         r->from == LBL(user_enter_iretq) && r->to == UADDR(uc_spin, uc_spin_start);
                     first = false;

@@ -1,0 +1,69 @@
+/*
+ * The guarantee profiles (ds/bts.h): the hardware's, the whole envelope btsx allows where the
+ * SDM leaves room, and the model's, composed by ds_init() from the model's options. Tests ask
+ * bts_profile() what the machine guarantees instead of which backend runs.
+ */
+#include "ds/backend.h"
+#include "ds/bts.h"
+#include "ds/profile.h"
+#include "kernel/printf.h"
+
+static const struct bts_profile profile_hw = {
+    .name = "hw",
+    .pmi_skid_max = BTS_HW_SKID_MAX,    /* O2: no figure in the SDM */
+    .threshold_record_first = false,    /* O2 */
+    .handler_records = BTS_EITHER,      /* §7: handlers are traced at CPL 0 */
+    .offos_user_returns = BTS_EITHER,   /* §6, O4: "may" appear */
+    .irq_lands_exactly = false,         /* O6 */
+};
+
+/* model=exact: today's model, one answer to each open point (docs/model.md). */
+static struct bts_profile profile_model = {
+    .name = "exact",
+    .pmi_skid_max = 0,
+    .threshold_record_first = true,
+    .handler_records = BTS_NEVER,
+    .offos_user_returns = BTS_ALWAYS,
+    .irq_lands_exactly = true,
+};
+
+static char text[192];
+
+const struct bts_profile *bts_profile(void)
+{
+    return bts_backend() == &bts_backend_hw ? &profile_hw : &profile_model;
+}
+
+bool bts_backend_is_model(void)
+{
+    return bts_backend() == &bts_backend_model;
+}
+
+static const char *maybe_name(enum bts_maybe m)
+{
+    return m == BTS_NEVER ? "never" : m == BTS_ALWAYS ? "always" : "either";
+}
+
+void profile_set_model(bool hw, int skid, enum bts_maybe offos_returns)
+{
+    /* model=hw promises only what the hardware does, also where the model keeps one answer
+     * (handler records, the threshold record's order, interrupt landing): tests then rely on
+     * nothing more than on silicon. */
+    if (hw)
+        profile_model = profile_hw;
+    if (skid >= 0)
+        profile_model.pmi_skid_max = (unsigned)skid;
+    profile_model.offos_user_returns = offos_returns;
+}
+
+const char *bts_profile_describe(void)
+{
+    const struct bts_profile *p = bts_profile();
+    ksnprintf(text, sizeof(text),
+              "%s (pmi_skid_max=%u threshold_record_first=%s handler_records=%s "
+              "offos_user_returns=%s irq_lands_exactly=%s)",
+              p->name, p->pmi_skid_max, p->threshold_record_first ? "yes" : "no",
+              maybe_name(p->handler_records), maybe_name(p->offos_user_returns),
+              p->irq_lands_exactly ? "yes" : "no");
+    return text;
+}

@@ -148,11 +148,6 @@ static inline void ds_switch(struct bts_trace *prev, struct bts_trace *next)
  */
 enum bts_maybe { BTS_NEVER, BTS_ALWAYS, BTS_EITHER };
 
-/* The most records the hardware profile lets the PMI arrive after the threshold record. The
- * SDM gives no figure (O2); the default threshold's headroom (ds_default_thresh_records())
- * is far larger for every buffer the tests use. */
-#define BTS_HW_SKID_MAX 8
-
 struct bts_profile {
     const char *name;
     /* Records stored after the one that reached the threshold before the PMI is taken, at

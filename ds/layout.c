@@ -84,11 +84,11 @@ int ds_layout_bts(struct ds_area *ds, uint64_t base, uint64_t size_bytes, uint64
 uint64_t ds_default_thresh_records(uint64_t n)
 {
     /* Linux's BTS driver leaves max/16 below the maximum (docs/hardware.md §4). */
-    uint64_t headroom = n / 16 ? n / 16 : 1;
+    uint64_t headroom = n / 16 > BTS_PMI_HEADROOM ? n / 16 : BTS_PMI_HEADROOM;
 
     if (n < BTS_MIN_RECORDS)
         return 0;
-    return n - headroom;
+    return n > headroom ? n - headroom : 1;
 }
 
 /* Index position in records from base, checked against [base, abs_max]. */

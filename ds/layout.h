@@ -72,9 +72,18 @@ enum bts_buf_mode {
 int ds_layout_bts(struct ds_area *ds, uint64_t base, uint64_t size_bytes, uint64_t thresh_bytes,
                   enum bts_buf_mode mode);
 
+/* The most records the hardware profile (bts_profile(), ds/bts.h) lets the PMI arrive after
+ * the record that reached the threshold. The SDM gives no figure (docs/hardware.md §5, O2);
+ * this is btsx's assumption, and the default threshold leaves room for it. */
+#define BTS_HW_SKID_MAX 8
+/* Headroom for a late PMI: the skid, then the interrupt's own entry record (CPL 0 recorded;
+ * bts_pmi() clears TR before any other handler branch). */
+#define BTS_PMI_HEADROOM (BTS_HW_SKID_MAX + 1)
+
 /* Default interrupt threshold, in records from base, for a buffer of n records: leaves 1/16
- * of the buffer (at least 1 record) as headroom, as Linux does. 0 when n < BTS_MIN_RECORDS
- * (ds_layout_bts rejects that). */
+ * of the buffer as headroom, as Linux does, but at least BTS_PMI_HEADROOM records, and the
+ * threshold at least 1 record (a buffer of BTS_PMI_HEADROOM records or fewer has less
+ * headroom). 0 when n < BTS_MIN_RECORDS (ds_layout_bts rejects that). */
 uint64_t ds_default_thresh_records(uint64_t n);
 
 /* Records currently in the hardware buffer, [base, index). E_RANGE if index is outside

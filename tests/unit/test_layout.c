@@ -200,10 +200,12 @@ static void test_default_thresh(void **state)
         uint64_t n, thresh;
     } cases[] = {
         {0, 0},       {1, 0},
-        {2, 1},       {3, 2},
-        {15, 14},     {16, 15},
-        {17, 16},     {31, 30},
-        {32, 30},     {2730, 2730 - 170},
+        {2, 1},       {3, 1},
+        {9, 1},       {10, 1},
+        {11, 2},      {16, 7},
+        {17, 8},      {32, 23},
+        {159, 150},   {160, 150},
+        {176, 165},   {2730, 2730 - 170},
         {4096, 3840}, {UINT64_MAX, UINT64_MAX - UINT64_MAX / 16},
     };
     struct ds_area ds;
@@ -217,6 +219,7 @@ static void test_default_thresh(void **state)
 
         assert_true(t >= 1 && t < n);
         assert_true(n - t >= n / 16);
+        assert_true(n - t >= BTS_PMI_HEADROOM || t == 1);
         assert_int_equal(ds_layout_bts(&ds, BASE, n * R, t * R, BTS_MODE_INTERRUPT), 0);
     }
 }

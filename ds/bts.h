@@ -168,6 +168,11 @@ struct bts_profile {
 
 /* The profile of the backend in use (the model's as its options set it). */
 const struct bts_profile *bts_profile(void);
+/* Where a PMI may find the index, in records from base, for a threshold of thresh records:
+ * lo..hi under the profile in use. kernel: the trace records CPL 0, so the interrupt's own
+ * entry record may be stored before the handler reads the index (§7: whether it is depends
+ * on where the interrupt lands, so it widens only the upper end). */
+void bts_profile_pmi_window(uint64_t thresh, bool kernel, uint64_t *lo, uint64_t *hi);
 /* One `# profile:` header line's text: name and each field. */
 const char *bts_profile_describe(void);
 /* True when the software model is the backend in use: only for tests about the model's own

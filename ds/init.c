@@ -24,10 +24,12 @@ static void model_freedoms_init(void)
         [MODEL_OFFOS_EITHER] = BTS_EITHER,
     };
     enum bts_maybe offos = ds_opt_model_offos != MODEL_OFFOS_AUTO ? offos_of[ds_opt_model_offos]
-                           : hw                                 ? BTS_EITHER
-                                                                : BTS_ALWAYS;
+                           : hw                                   ? BTS_EITHER
+                                                                  : BTS_ALWAYS;
     struct model_freedoms f = {
-        .skid = skid >= 0 ? (unsigned)skid : hw ? MODEL_HW_SKID : 0,
+        .skid = skid >= 0 ? (unsigned)skid
+                : hw      ? MODEL_HW_SKID
+                          : 0,
         .offos_returns = offos,
     };
     model_set_freedoms(&f);

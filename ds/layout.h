@@ -75,7 +75,7 @@ int ds_layout_bts(struct ds_area *ds, uint64_t base, uint64_t size_bytes, uint64
 /* The most records the hardware profile (bts_profile(), ds/bts.h) lets the PMI arrive after
  * the record that reached the threshold. The SDM gives no figure (docs/hardware.md §5, O2);
  * this is btsx's assumption, and the default threshold leaves room for it. */
-#define BTS_HW_SKID_MAX 8
+#define BTS_HW_SKID_MAX  8
 /* Headroom for a late PMI: the skid, then the interrupt's own entry record (CPL 0 recorded;
  * bts_pmi() clears TR before any other handler branch). */
 #define BTS_PMI_HEADROOM (BTS_HW_SKID_MAX + 1)

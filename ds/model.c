@@ -40,6 +40,11 @@ void model_set_freedoms(const struct model_freedoms *f)
     freedoms = *f;
 }
 
+void model_get_freedoms(struct model_freedoms *f)
+{
+    *f = freedoms;
+}
+
 void bts_model_seed(uint64_t seed)
 {
     rng = seed ? seed : 1;

@@ -12,28 +12,29 @@
 #include <stdint.h>
 
 struct model_stats {
-    uint64_t steps;       /* single-step traps taken */
-    uint64_t records;     /* records stored */
-    uint64_t filtered;    /* taken branches suppressed by BTS_OFF_OS/BTS_OFF_USR */
-    uint64_t pmis;        /* threshold interrupts raised */
-    uint64_t dropped;     /* records dropped on a full buffer in interrupt mode */
-    uint64_t undecodable; /* instructions the decoder refused (never expected) */
-    uint64_t delayed_pmis;    /* PMIs raised one or more records after the threshold record */
-    uint64_t skid_records;    /* records stored between threshold records and their PMIs */
-    uint64_t offos_returns;   /* kernel-to-user returns recorded under BTS_OFF_OS */
-    uint64_t offos_omitted;   /* ... and omitted */
+    uint64_t steps;         /* single-step traps taken */
+    uint64_t records;       /* records stored */
+    uint64_t filtered;      /* taken branches suppressed by BTS_OFF_OS/BTS_OFF_USR */
+    uint64_t pmis;          /* threshold interrupts raised */
+    uint64_t dropped;       /* records dropped on a full buffer in interrupt mode */
+    uint64_t undecodable;   /* instructions the decoder refused (never expected) */
+    uint64_t delayed_pmis;  /* PMIs raised one or more records after the threshold record */
+    uint64_t skid_records;  /* records stored between threshold records and their PMIs */
+    uint64_t offos_returns; /* kernel-to-user returns recorded under BTS_OFF_OS */
+    uint64_t offos_omitted; /* ... and omitted */
 };
 
 #include "ds/bts.h"
 
 /* The freedoms of the hardware profile the model takes (model=, model.skid=, ...). */
 struct model_freedoms {
-    unsigned skid;                 /* the PMI comes 0..skid records after the threshold */
-    enum bts_maybe offos_returns;  /* kernel-to-user returns under BTS_OFF_OS */
+    unsigned skid;                /* the PMI comes 0..skid records after the threshold */
+    enum bts_maybe offos_returns; /* kernel-to-user returns under BTS_OFF_OS */
 };
 /* Sets them (ds_init); each choice the freedoms leave open is drawn per event from the
  * generator bts_model_seed() seeds. */
 void model_set_freedoms(const struct model_freedoms *f);
+void model_get_freedoms(struct model_freedoms *f);
 
 struct debugctl_layout;
 /* The DEBUGCTL layout the shadow register is read with (ds/debugctl.h); Core until set. */

@@ -21,8 +21,13 @@ enum model_layout_choice { MODEL_LAYOUT_AUTO, MODEL_LAYOUT_CORE, MODEL_LAYOUT_NE
 enum model_mode { MODEL_EXACT, MODEL_HW };
 #define MODEL_SKID_AUTO (-1)
 /* The default skid of model=hw (at most BTS_HW_SKID_MAX). */
-#define MODEL_HW_SKID 4
-enum model_offos_choice { MODEL_OFFOS_AUTO, MODEL_OFFOS_ALWAYS, MODEL_OFFOS_NEVER, MODEL_OFFOS_EITHER };
+#define MODEL_HW_SKID   4
+enum model_offos_choice {
+    MODEL_OFFOS_AUTO,
+    MODEL_OFFOS_ALWAYS,
+    MODEL_OFFOS_NEVER,
+    MODEL_OFFOS_EITHER
+};
 
 extern enum backend_choice ds_opt_backend;
 extern enum model_mode ds_opt_model;

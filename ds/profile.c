@@ -10,11 +10,11 @@
 
 static const struct bts_profile profile_hw = {
     .name = "hw",
-    .pmi_skid_max = BTS_HW_SKID_MAX,    /* O2: no figure in the SDM */
-    .threshold_record_first = false,    /* O2 */
-    .handler_records = BTS_EITHER,      /* §7: handlers are traced at CPL 0 */
-    .offos_user_returns = BTS_EITHER,   /* §6, O4: "may" appear */
-    .irq_lands_exactly = false,         /* O6 */
+    .pmi_skid_max = BTS_HW_SKID_MAX,  /* O2: no figure in the SDM */
+    .threshold_record_first = false,  /* O2 */
+    .handler_records = BTS_EITHER,    /* §7: handlers are traced at CPL 0 */
+    .offos_user_returns = BTS_EITHER, /* §6, O4: "may" appear */
+    .irq_lands_exactly = false,       /* O6 */
 };
 
 /* model=exact: today's model, one answer to each open point (docs/model.md). */
@@ -54,6 +54,14 @@ void profile_set_model(bool hw, int skid, enum bts_maybe offos_returns)
     if (skid >= 0)
         profile_model.pmi_skid_max = (unsigned)skid;
     profile_model.offos_user_returns = offos_returns;
+}
+
+void bts_profile_pmi_window(uint64_t thresh, bool kernel, uint64_t *lo, uint64_t *hi)
+{
+    const struct bts_profile *p = bts_profile();
+    /* The record that reached the threshold may still be in flight when the PMI is taken. */
+    *lo = thresh - (p->threshold_record_first ? 0 : 1);
+    *hi = thresh + p->pmi_skid_max + (kernel ? 1 : 0);
 }
 
 const char *bts_profile_describe(void)

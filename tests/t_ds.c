@@ -7,6 +7,7 @@
 #include "ds/backend.h"
 #include "ds/bts.h"
 #include "ds/debugctl.h"
+#include "ds/model.h"
 #include "kernel/apic.h"
 #include "kernel/cpu.h"
 #include "kernel/errno.h"
@@ -478,5 +479,65 @@ TEST(ds, stream, "stream: 1,000,000 branches through a 64-record buffer, none lo
         CHECK_EQ(c.pmi_records, 2 * st.pmis);
     if (bts_profile()->handler_records == BTS_NEVER)
         CHECK(c.foreign == 0, "%lu records outside the known code", c.foreign);
+    trace_teardown(&t);
+}
+
+#define SKID_HW     64
+#define SKID_THRESH (SKID_HW - BTS_PMI_HEADROOM)
+#define SKID_LOOPS  3000
+
+TEST(ds, pmi_skid,
+     "each PMI finds the index inside the profile's window; the model skids when asked", 0)
+{
+    if (!bts_require())
+        return;
+    struct bts_config cfg = cfg_interrupt(SKID_HW, SKID_THRESH, MAX_RECORDS, BTS_POLICY_STOP,
+                                          BTS_EVENTS_BRANCHES, BTS_CPL_KERNEL);
+    struct bts_trace t;
+    if (!trace_setup(&t, &cfg))
+        return;
+    struct model_stats m0, m1;
+    model_get_stats(&m0);
+    uint64_t spurious = bts_spurious_pmis();
+    bts_run(&t, (void (*)(void *))tc_spin, (void *)SKID_LOOPS);
+    model_get_stats(&m1);
+    struct bts_status st;
+    if (!CHECK_EQ(bts_status(&t, &st), 0)) {
+        trace_teardown(&t);
+        return;
+    }
+    uint64_t lo, hi;
+    bts_profile_pmi_window(SKID_THRESH, true, &lo, &hi);
+    test_diag("pmi skid: %lu records, %lu PMIs, index at %lu..%lu (window %lu..%lu)", st.count,
+              st.pmis, st.pmi_at_min, st.pmi_at_max, lo, hi);
+    CHECK_EQ(st.lost, 0);
+    CHECK_EQ(bts_spurious_pmis(), spurious);
+    CHECK(st.count >= SKID_LOOPS, "only %lu records for %u taken branches", st.count, SKID_LOOPS);
+    CHECK(st.pmis > 0 && st.pmi_at_min >= lo && st.pmi_at_max <= hi,
+          "%lu PMIs found the index at %lu..%lu records, outside %lu..%lu", st.pmis, st.pmi_at_min,
+          st.pmi_at_max, lo, hi);
+    /* Each PMI drains lo..hi records; after the last fewer than hi remain (more would have
+     * brought another PMI by the time recording stopped). */
+    CHECK(st.pmis * lo <= st.count && st.count < (st.pmis + 1) * hi,
+          "%lu PMIs for %lu records: outside what a window of %lu..%lu allows", st.pmis, st.count,
+          lo, hi);
+    if (bts_backend_is_model()) {
+        /* The model's own account of the skid it took (its counters, its options). */
+        struct model_freedoms f;
+        model_get_freedoms(&f);
+        uint64_t pmis = m1.pmis - m0.pmis, delayed = m1.delayed_pmis - m0.delayed_pmis;
+        uint64_t skid = m1.skid_records - m0.skid_records;
+        test_diag("model: skid 0..%u, %lu of %lu PMIs delayed, by %lu records in all", f.skid,
+                  delayed, pmis, skid);
+        CHECK_EQ(pmis, st.pmis);
+        if (f.skid > 0)
+            CHECK(delayed > 0, "model.skid=%u but no PMI came late", f.skid);
+        else
+            CHECK_EQ(delayed, 0);
+        CHECK(skid <= (uint64_t)f.skid * delayed, "%lu skid records over %lu delayed PMIs", skid,
+              delayed);
+        CHECK(st.pmi_at_max <= SKID_THRESH + f.skid + !pmi_is_nmi(),
+              "a PMI found %lu records, more than model.skid=%u allows", st.pmi_at_max, f.skid);
+    }
     trace_teardown(&t);
 }

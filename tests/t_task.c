@@ -7,6 +7,7 @@
  */
 #include "ds/backend.h"
 #include "ds/bts.h"
+#include "ds/model.h"
 #include "kernel/apic.h"
 #include "kernel/cpu.h"
 #include "kernel/errno.h"
@@ -80,19 +81,35 @@ static bool user_addr(uint64_t a)
     return a >= USER_BASE && a < USER_END;
 }
 
-/*
- * Hardware may or may not record the kernel-to-user returns (IRETQ, SYSRETQ) when BTS_OFF_OS
- * filters CPL 0 (docs/hardware.md §6: "may" appear). On the hardware backend both lists keep
- * only the records that start in user code; the model must match in full.
- */
-static size_t user_sourced(struct bts_record *r, size_t n)
+/* A kernel-to-user return: the kernel's IRETQs and SYSRETQ into user code. */
+static bool kernel_to_user_return(const struct bts_record *r)
 {
-    if (bts_profile()->offos_user_returns == BTS_ALWAYS)
+    return (r->from == LBL(user_enter_iretq) || r->from == LBL(isr_iretq) ||
+            r->from == LBL(syscall_sysretq)) &&
+           user_addr(r->to);
+}
+
+/*
+ * The kernel-to-user returns (IRETQ, SYSRETQ) may or may not be recorded when BTS_OFF_OS
+ * filters CPL 0 (docs/hardware.md §6, O4): the profile says which. Unless it promises them,
+ * both lists keep only the records that start in user code, and every record left out must
+ * be such a return (none at all if the profile says never); under an exact profile the lists
+ * must match in full. check: r is a trace (not a list of expectations) to check so.
+ */
+static size_t user_sourced(struct bts_record *r, size_t n, bool check)
+{
+    enum bts_maybe m = bts_profile()->offos_user_returns;
+    if (m == BTS_ALWAYS)
         return n;
     size_t k = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (user_addr(r[i].from))
             r[k++] = r[i];
+        else if (check)
+            CHECK(m == BTS_EITHER && kernel_to_user_return(&r[i]),
+                  "record %lu %#lx -> %#lx: not a user transfer, nor a return the profile allows",
+                  i, r[i].from, r[i].to);
+    }
     return k;
 }
 
@@ -100,8 +117,8 @@ static bool match_user(struct bts_record *got_, int64_t n, struct expect *e)
 {
     if (n < 0)
         return false;
-    e->n = user_sourced(e->rec, e->n);
-    return exp_match(got_, user_sourced(got_, (size_t)n), e);
+    e->n = user_sourced(e->rec, e->n, false);
+    return exp_match(got_, user_sourced(got_, (size_t)n, true), e);
 }
 
 /* Branch records only (timestamps are checked on their own). */
@@ -298,6 +315,42 @@ TASK_TEST(cpl_filter, "BTS_OFF_OS / BTS_OFF_USR select user or kernel transfers"
     CHECK(user >= 4 && kernel > 0, "both: %ld user, %ld kernel records", user, kernel);
 }
 
+TASK_TEST(offos_returns, "under BTS_OFF_OS the model records kernel-to-user returns as asked", 0)
+{
+    if (!bts_require())
+        return;
+    if (!bts_backend_is_model()) {
+        /* The test reads the model's own counters and options. */
+        test_skip("the model is not the backend in use");
+        return;
+    }
+    struct model_freedoms f;
+    model_get_freedoms(&f);
+    struct model_stats s0, s1;
+    model_get_stats(&s0);
+    /* Each run returns to user code by IRETQ at its start and by SYSRETQ after its call. */
+    uint64_t in_trace = 0;
+    for (unsigned run = 0; run < 16 && !test_failed(); run++) {
+        int64_t n = run_sys(BTS_CPL_USER, got);
+        for (int64_t i = 0; i < n; i++)
+            in_trace += kernel_to_user_return(&got[i]);
+    }
+    model_get_stats(&s1);
+    uint64_t kept = s1.offos_returns - s0.offos_returns;
+    uint64_t omitted = s1.offos_omitted - s0.offos_omitted;
+    test_diag("kernel-to-user returns under BTS_OFF_OS: %lu recorded, %lu omitted (%s)", kept,
+              omitted,
+              f.offos_returns == BTS_ALWAYS  ? "always"
+              : f.offos_returns == BTS_NEVER ? "never"
+                                             : "either");
+    CHECK(kept + omitted >= 32, "only %lu returns seen for 16 runs", kept + omitted);
+    CHECK(in_trace == kept, "%lu returns in the traces, the model recorded %lu", in_trace, kept);
+    CHECK(f.offos_returns != BTS_NEVER || kept == 0, "never, yet %lu recorded", kept);
+    CHECK(f.offos_returns != BTS_ALWAYS || omitted == 0, "always, yet %lu omitted", omitted);
+    CHECK(f.offos_returns != BTS_EITHER || (kept > 0 && omitted > 0),
+          "either, yet %lu recorded and %lu omitted", kept, omitted);
+}
+
 TASK_TEST(syscall_records, "SYSCALL and SYSRET records name the entry and return", 0)
 {
     if (!bts_require())
@@ -347,7 +400,7 @@ TASK_TEST(stress, "64 traced tasks, 10,000 switches: exact counts per task", 600
             want_branches -= 1 + STRESS_ROUNDS;
         int64_t n = branches_of(tr[i], got, MAX_RECORDS, &a, &d);
         if (n > 0)
-            n = (int64_t)user_sourced(got, (size_t)n);
+            n = (int64_t)user_sourced(got, (size_t)n, true);
         struct bts_status st;
         bts_status(tr[i], &st);
         CHECK(st.lost == 0, "task %u lost %lu records", tk[i]->id, st.lost);
@@ -382,7 +435,7 @@ TASK_TEST(stream, "stream: a tracer drains a 64-record ring, 2M branches, none l
     uint64_t jnz = 0, irets = 0, other = 0, drains = 0, t0 = rdtsc();
     const uint64_t from = UADDR(uc_spin, uc_spin_jnz), to = UADDR(uc_spin, uc_spin_top);
     bool first = true, ok = true;
-    bool offos_either = bts_profile()->offos_user_returns != BTS_ALWAYS;
+    enum bts_maybe returns = bts_profile()->offos_user_returns;
     static struct bts_record chunk[64];
     for (;;) {
         sched_wait_tracee(tk);
@@ -392,9 +445,12 @@ TASK_TEST(stream, "stream: a tracer drains a 64-record ring, 2M branches, none l
             drains++;
             for (int64_t i = 0; i < n; i++) {
                 const struct bts_record *r = &chunk[i];
-                if (offos_either && !user_addr(r->from))
-                    continue; /* kernel-to-user returns: "may appear" (the profile) */
-                if (first && !offos_either) {
+                if (returns != BTS_ALWAYS && !user_addr(r->from)) {
+                    /* kernel-to-user returns as the profile allows them, nothing else */
+                    other += returns == BTS_NEVER || !kernel_to_user_return(r);
+                    continue;
+                }
+                if (first && returns == BTS_ALWAYS) {
                     ok &=
                         r->from == LBL(user_enter_iretq) && r->to == UADDR(uc_spin, uc_spin_start);
                     first = false;

@@ -25,8 +25,9 @@
 
 /* The options the README's table documents. */
 static const char *const documented[] = {
-    "tests", "backend", "seed",  "verbose", "exit", "selftest",
-    "pmi",   "apic",    "clock", "console", "dump", "model.layout",
+    "tests",    "backend",      "seed",  "verbose",    "exit",
+    "selftest", "pmi",          "apic",  "clock",      "console",
+    "dump",     "model.layout", "model", "model.skid", "model.offos_returns",
 };
 
 static const struct cmdline_option *option(const char *name)
@@ -108,7 +109,7 @@ TEST(cmdline, registered, "exactly the documented options are registered, once e
 
 /* What a parse of the documented line stored, read before the options are put back. */
 struct parsed {
-    int backend, exit, pmi, apic, clock, console, model_layout;
+    int backend, exit, pmi, apic, clock, console, model_layout, model, model_skid, model_offos;
     uint64_t seed;
     bool seed_given, verbose, selftest, dump;
     unsigned nglobs;
@@ -138,7 +139,8 @@ TEST(cmdline, accepts, "every documented option parses into its layer's value", 
     irq_disable();
     int rc = cmdline_parse("tests=boot.*,apic.?elf_ipi backend=model seed=0x2a verbose "
                            "exit=halt selftest=0 pmi=nmi apic=xapic console=serial dump=1 "
-                           "model.layout=netburst clock=hpet",
+                           "model.layout=netburst clock=hpet model=hw model.skid=3 "
+                           "model.offos_returns=never",
                            err, sizeof(err));
     p = (struct parsed){
         .backend = choice("backend"),
@@ -148,6 +150,9 @@ TEST(cmdline, accepts, "every documented option parses into its layer's value", 
         .clock = choice("clock"),
         .console = choice("console"),
         .model_layout = choice("model.layout"),
+        .model = choice("model"),
+        .model_skid = choice("model.skid"),
+        .model_offos = choice("model.offos_returns"),
         .seed = *(const uint64_t *)seed->var,
         .seed_given = *seed->given,
         .verbose = flag("verbose"),
@@ -166,6 +171,8 @@ TEST(cmdline, accepts, "every documented option parses into its layer's value", 
     CHECK(restored, "the run's options were not put back");
     CHECK(p.backend == BACKEND_MODEL && p.pmi == PMI_NMI && p.model_layout == MODEL_LAYOUT_NETBURST,
           "DS options wrong");
+    CHECK(p.model == MODEL_HW && p.model_skid == 3 && p.model_offos == MODEL_OFFOS_NEVER,
+          "model options wrong");
     CHECK(p.exit == EXIT_HALT && p.apic == APIC_MODE_XAPIC && p.clock == CLOCK_HPET &&
               p.console == CONSOLE_SERIAL,
           "kernel options wrong");
@@ -191,6 +198,7 @@ static const struct bad_line bad[] = {
     {"backend=fast", CMDLINE_EVALUE, "bad value 'fast' for 'backend' (auto|hw|model)"},
     {"pmi=smi", CMDLINE_EVALUE, "bad value 'smi' for 'pmi' (fixed|nmi)"},
     {"model.layout=p4", CMDLINE_EVALUE, "bad value 'p4' for 'model.layout' (auto|core|netburst)"},
+    {"model.skid=9", CMDLINE_EVALUE, "bad value '9' for 'model.skid' (auto|0|1|2|3|4|5|6|7|8)"},
     {"exit=", CMDLINE_EVALUE, "bad value '' for 'exit' (debugexit|halt|reboot)"},
     {"apic", CMDLINE_EVALUE, "missing value for 'apic' (auto|xapic|x2apic)"},
     {"clock=rtc", CMDLINE_EVALUE, "bad value 'rtc' for 'clock' (auto|pit|hpet|cpuid)"},

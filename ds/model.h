@@ -11,6 +11,8 @@
 
 #include <stdint.h>
 
+#include "ds/bts.h"
+
 struct model_stats {
     uint64_t steps;         /* single-step traps taken */
     uint64_t records;       /* records stored */
@@ -23,8 +25,6 @@ struct model_stats {
     uint64_t offos_returns; /* kernel-to-user returns recorded under BTS_OFF_OS */
     uint64_t offos_omitted; /* ... and omitted */
 };
-
-#include "ds/bts.h"
 
 /* The freedoms of the hardware profile the model takes (model=, model.skid=, ...). */
 struct model_freedoms {

@@ -111,18 +111,20 @@ const struct bts_backend bts_backend_model = {
     .write_ret = (uint64_t)bts_model_write_ret,
 };
 
-/* Raises the threshold interrupt the way the CPU does: through LVT PC, masking it. */
-static void raise_pmi(void)
+/* Raises the threshold interrupt the way the CPU does: through LVT PC, masking it. False if
+ * LVT PC was masked. */
+static bool raise_pmi(void)
 {
     uint32_t lvt = apic_read(APIC_LVT_PC);
     if (lvt & APIC_LVT_MASKED)
-        return; /* one already delivered and not yet acknowledged, or masked by software */
+        return false; /* one already delivered and not yet acknowledged, or masked by software */
     apic_write(APIC_LVT_PC, lvt | APIC_LVT_MASKED);
     if ((lvt & APIC_LVT_DM_MASK) == APIC_LVT_DM_NMI)
         apic_self_nmi();
     else
         apic_self_ipi(lvt & APIC_LVT_VECTOR);
     stats.pmis++;
+    return true;
 }
 
 /* The owed PMI, now: after pmi_skid records past the threshold record. */
@@ -131,11 +133,10 @@ static void pmi_now(void)
     if (!pmi_owed)
         return;
     pmi_owed = false;
-    if (pmi_skid) {
+    if (raise_pmi() && pmi_skid) {
         stats.delayed_pmis++;
         stats.skid_records += pmi_skid;
     }
-    raise_pmi();
 }
 
 /* A record was stored at or past the threshold: the PMI is owed from the first such record,
@@ -182,7 +183,10 @@ static void store(uint64_t from, uint64_t to, unsigned cpl_after)
         /* Interrupt mode and full: the PMI is overdue. What hardware does here is open
          * (docs/hardware.md §4, O1); the model drops the record and keeps the full buffer. */
         stats.dropped++;
-        pmi_owed = true; /* no skid left to take: the buffer is full */
+        if (!pmi_owed) { /* no skid left to take: the buffer is full */
+            pmi_owed = true;
+            pmi_skid = 0;
+        }
         pmi_now();
         return;
     }

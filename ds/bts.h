@@ -153,6 +153,9 @@ struct bts_profile {
     /* Records stored after the one that reached the threshold before the PMI is taken, at
      * most (docs/hardware.md §5, O2). 0: the PMI comes right after the threshold record. */
     unsigned pmi_skid_max;
+    /* With CPL 0 recorded, records the way into the PMI handler may add before the handler
+     * clears TR and reads the index, at most (§5, §7). */
+    unsigned pmi_entry_records_max;
     /* The record that reaches the threshold is stored before the PMI is taken (§5, O2). */
     bool threshold_record_first;
     /* With CPL 0 recorded, the branches of the interrupt and PMI handlers themselves (beyond
@@ -169,8 +172,8 @@ struct bts_profile {
 /* The profile of the backend in use (the model's as its options set it). */
 const struct bts_profile *bts_profile(void);
 /* Where a PMI may find the index, in records from base, for a threshold of thresh records:
- * lo..hi under the profile in use. kernel: the trace records CPL 0, so the interrupt's own
- * entry record may be stored before the handler reads the index (§7: whether it is depends
+ * lo..hi under the profile in use. kernel: the trace records CPL 0, so the way into the
+ * handler may store records before the handler reads the index (§7: whether it does depends
  * on where the interrupt lands, so it widens only the upper end). */
 void bts_profile_pmi_window(uint64_t thresh, bool kernel, uint64_t *lo, uint64_t *hi);
 /* One `# profile:` header line's text: name and each field. */

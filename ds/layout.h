@@ -75,10 +75,14 @@ int ds_layout_bts(struct ds_area *ds, uint64_t base, uint64_t size_bytes, uint64
 /* The most records the hardware profile (bts_profile(), ds/bts.h) lets the PMI arrive after
  * the record that reached the threshold. The SDM gives no figure (docs/hardware.md §5, O2);
  * this is btsx's assumption, and the default threshold leaves room for it. */
-#define BTS_HW_SKID_MAX  8
-/* Headroom for a late PMI: the skid, then the interrupt's own entry record (CPL 0 recorded;
- * bts_pmi() clears TR before any other handler branch). */
-#define BTS_PMI_HEADROOM (BTS_HW_SKID_MAX + 1)
+#define BTS_HW_SKID_MAX          8
+/* The most records the way into the threshold interrupt's handler may store before bts_pmi()
+ * clears TR, when CPL 0 is recorded: the entry record, the stub's JMP, the CALL into
+ * trap_dispatch(), its hook and handler calls and the branches they take first (compiled C:
+ * no exact figure; the SDM gives none either, docs/hardware.md §7). btsx's assumption. */
+#define BTS_HW_PMI_ENTRY_RECORDS 16
+/* Headroom for a late PMI: the skid, then the records of the way into the handler. */
+#define BTS_PMI_HEADROOM         (BTS_HW_SKID_MAX + BTS_HW_PMI_ENTRY_RECORDS)
 
 /* Default interrupt threshold, in records from base, for a buffer of n records: leaves 1/16
  * of the buffer as headroom, as Linux does, but at least BTS_PMI_HEADROOM records, and the

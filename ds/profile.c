@@ -10,17 +10,19 @@
 
 static const struct bts_profile profile_hw = {
     .name = "hw",
-    .pmi_skid_max = BTS_HW_SKID_MAX,  /* O2: no figure in the SDM */
-    .threshold_record_first = false,  /* O2 */
-    .handler_records = BTS_EITHER,    /* §7: handlers are traced at CPL 0 */
-    .offos_user_returns = BTS_EITHER, /* §6, O4: "may" appear */
-    .irq_lands_exactly = false,       /* O6 */
+    .pmi_skid_max = BTS_HW_SKID_MAX,                   /* O2: no figure in the SDM */
+    .pmi_entry_records_max = BTS_HW_PMI_ENTRY_RECORDS, /* §7: handlers are traced */
+    .threshold_record_first = false,                   /* O2 */
+    .handler_records = BTS_EITHER,                     /* §7: handlers are traced at CPL 0 */
+    .offos_user_returns = BTS_EITHER,                  /* §6, O4: "may" appear */
+    .irq_lands_exactly = false,                        /* O6 */
 };
 
 /* model=exact: today's model, one answer to each open point (docs/model.md). */
 static struct bts_profile profile_model = {
     .name = "exact",
     .pmi_skid_max = 0,
+    .pmi_entry_records_max = 1, /* the entry record only (fixed delivery: docs/model.md) */
     .threshold_record_first = true,
     .handler_records = BTS_NEVER,
     .offos_user_returns = BTS_ALWAYS,
@@ -61,17 +63,18 @@ void bts_profile_pmi_window(uint64_t thresh, bool kernel, uint64_t *lo, uint64_t
     const struct bts_profile *p = bts_profile();
     /* The record that reached the threshold may still be in flight when the PMI is taken. */
     *lo = thresh - (p->threshold_record_first ? 0 : 1);
-    *hi = thresh + p->pmi_skid_max + (kernel ? 1 : 0);
+    *hi = thresh + p->pmi_skid_max + (kernel ? p->pmi_entry_records_max : 0);
 }
 
 const char *bts_profile_describe(void)
 {
     const struct bts_profile *p = bts_profile();
     ksnprintf(text, sizeof(text),
-              "%s (pmi_skid_max=%u threshold_record_first=%s handler_records=%s "
+              "%s (pmi_skid_max=%u pmi_entry_records_max=%u threshold_record_first=%s "
+              "handler_records=%s "
               "offos_user_returns=%s irq_lands_exactly=%s)",
-              p->name, p->pmi_skid_max, p->threshold_record_first ? "yes" : "no",
-              maybe_name(p->handler_records), maybe_name(p->offos_user_returns),
-              p->irq_lands_exactly ? "yes" : "no");
+              p->name, p->pmi_skid_max, p->pmi_entry_records_max,
+              p->threshold_record_first ? "yes" : "no", maybe_name(p->handler_records),
+              maybe_name(p->offos_user_returns), p->irq_lands_exactly ? "yes" : "no");
     return text;
 }

@@ -19,6 +19,10 @@ static void bts_pmi(struct trap_frame *f)
 {
     const struct bts_backend *b = bts_backend();
     bool usable = bts_available(NULL);
+    /* What was running when the PMI came: a late PMI (skid, docs/hardware.md O2) can arrive
+     * after its trace was already stopped by a DEBUGCTL write of 0, and must not turn
+     * recording back on behind that write. */
+    uint64_t found = usable ? b->read_debugctl() : 0;
     if (usable)
         b->write_debugctl(0); /* 1. stop recording (first: the handler itself is not traced) */
     /* 2-4. copy, reset, policy. The stream policy suspends the task in here, which only a
@@ -33,7 +37,7 @@ static void bts_pmi(struct trap_frame *f)
         apic_eoi(); /* 6. fixed delivery only */
     if (t && t->stopped)
         t->enabled = false; /* the stop policy ended it */
-    else if (t && t->enabled)
+    else if (t && t->enabled && found)
         b->write_debugctl(bts_trace_debugctl(t)); /* 7. restart what the trace asked for */
 }
 

@@ -22,8 +22,10 @@
 
 extern const char tc_chain[], tc_chain_ret[];
 extern const char tc_spin[], tc_spin_top[], tc_spin_jnz[], tc_spin_ret[];
+extern const char _text_start[], _text_end[];
 
-static struct bts_record got[MAX_RECORDS], want[MAX_RECORDS], plain[MAX_RECORDS];
+static struct bts_record got[MAX_RECORDS], want[MAX_RECORDS], plain[MAX_RECORDS],
+    split[MAX_RECORDS];
 
 /* The whole trace of one bts_run(tc_chain). */
 static void chain_expect(struct expect *e)
@@ -83,6 +85,7 @@ TEST(ds, circular_min, "the 2-record minimum buffer works, 1 record is refused",
 /* Interrupt mode: the PMI count and where each PMI finds the index. */
 static void pmi_case(uint32_t n, uint32_t thresh)
 {
+    const struct bts_bounds *b = bts_bounds();
     struct bts_config cfg =
         cfg_interrupt(n, thresh, MAX_RECORDS, BTS_POLICY_STOP, BTS_EVENTS_BRANCHES, BTS_CPL_KERNEL);
     struct bts_trace t;
@@ -102,25 +105,46 @@ static void pmi_case(uint32_t n, uint32_t thresh)
         trace_teardown(&t);
         return;
     }
-    test_info("N=%u threshold=%u: %lu PMIs, expected %lu", n, thresh, st.pmis, pmis);
+    test_info("N=%u threshold=%u: %lu PMIs at %lu..%lu records, exact rules: %lu at %lu", n, thresh,
+              st.pmis, st.pmi_at_min, st.pmi_at_max, pmis, at_entry);
     CHECK_EQ(bts_spurious_pmis(), spurious);
-    if (bts_backend() == &bts_backend_hw) {
-        /* Hardware also records the handler's branches and may deliver late (skid): the
-         * count and the landing index are reported, and must at least reach the threshold. */
-        CHECK(st.pmis > 0 && st.pmi_at_min >= thresh, "N=%u threshold=%u: %lu PMIs, first at %lu",
-              n, thresh, st.pmis, st.pmi_at_min);
-        test_diag("hardware: %lu PMIs (the model: %lu), index at %lu..%lu records", st.pmis, pmis,
-                  st.pmi_at_min, st.pmi_at_max);
+    int64_t k = trace_collect(&t, got, MAX_RECORDS);
+    if (k < 0) {
         trace_teardown(&t);
         return;
     }
-    CHECK(st.pmis == pmis, "N=%u threshold=%u: %lu PMIs, expected %lu", n, thresh, st.pmis, pmis);
-    CHECK(st.pmi_at_min == at_entry && st.pmi_at_max == at_entry,
-          "PMIs found the index at %lu..%lu records, expected %lu (threshold %u%s)", st.pmi_at_min,
-          st.pmi_at_max, at_entry, thresh, pmi_is_nmi() ? "" : " + the PMI's own entry record");
-    int64_t k = trace_collect_code(&t, got, MAX_RECORDS);
-    if (k >= 0)
+    if (b->interrupt_records_exact) {
+        CHECK(st.pmis == pmis, "N=%u threshold=%u: %lu PMIs, expected %lu", n, thresh, st.pmis,
+              pmis);
+        CHECK(st.pmi_at_min == at_entry && st.pmi_at_max == at_entry,
+              "PMIs found the index at %lu..%lu records, expected %lu (threshold %u%s)",
+              st.pmi_at_min, st.pmi_at_max, at_entry, thresh,
+              pmi_is_nmi() ? "" : " + the PMI's own entry record");
         exp_match(got, (size_t)k, &e);
+    }
+    /* On every path: each PMI finds the index in [threshold, exact + skid] (never past the
+     * buffer); each drained at least `thresh` of the k records and at most n, and what is left
+     * after the last one is below the threshold plus the skid, so the count lies in
+     * [(k - thresh - skid) / n, k / thresh]. */
+    uint64_t at_hi = (at_entry == UINT64_MAX ? thresh + 1 : at_entry) + b->pmi_skid;
+    if (at_hi > n)
+        at_hi = n;
+    CHECK(st.pmis == 0 || (st.pmi_at_min >= thresh && st.pmi_at_max <= at_hi),
+          "PMIs found the index at %lu..%lu records, allowed %u..%lu (%s)", st.pmi_at_min,
+          st.pmi_at_max, thresh, at_hi, b->name);
+    uint64_t lo = (uint64_t)k > thresh + b->pmi_skid ? ((uint64_t)k - thresh - b->pmi_skid) / n : 0;
+    uint64_t hi = (uint64_t)k / thresh;
+    CHECK(st.pmis >= lo && st.pmis <= hi, "%lu PMIs for %ld records, allowed %lu..%lu (%s)",
+          st.pmis, k, lo, hi, b->name);
+    /* The known code's records, with the PMIs' and handlers' taken out, are the chain's. */
+    struct trace_split sp;
+    size_t nc = trace_split(got, (size_t)k, split, &sp);
+    split_within_bounds(&sp, st.pmis);
+    CHECK(sp.pmi_entry <= st.pmis && sp.iretq <= st.pmis,
+          "%lu PMI entry and %lu IRETQ records for %lu PMIs", sp.pmi_entry, sp.iretq, st.pmis);
+    CHECK_EQ(sp.escapes, 0); /* branches only: no timestamps */
+    struct expect code_only = code;
+    exp_match(split, nc, &code_only);
     trace_teardown(&t);
 }
 
@@ -399,12 +423,19 @@ TEST(ds, spurious_pmi, "a PMI with the index below the threshold is counted and 
 #define STREAM_RING     4096
 
 struct stream_check {
-    uint64_t seen;        /* records looked at */
-    uint64_t jnz;         /* loop records matched, in order */
-    uint64_t pmi_records; /* PMI entry and IRETQ records */
-    uint64_t bad;         /* records that fit nowhere */
-    uint64_t foreign;     /* records with neither end in known code */
-    int stage;            /* 0 prologue, 1 loop, 2 after the loop */
+    uint64_t seen;       /* records looked at */
+    uint64_t jnz;        /* loop records matched, in order */
+    uint64_t edges;      /* bts_run's records around the loop, matched with its labels */
+    uint64_t pmi_entry;  /* PMI entry records (the PMI's vector, from the known code) */
+    uint64_t iretq;      /* IRETQ records back into the known code */
+    uint64_t handler;    /* handler records: kernel text outside the known code */
+    uint64_t escapes;    /* timestamp records */
+    uint64_t bad;        /* records that fit nowhere */
+    int stage;           /* 0 prologue, 1 loop, 2 after the loop */
+    uint64_t last_entry; /* `from` of the last PMI entry record not yet returned from */
+    uint64_t unpaired;   /* IRETQ records that do not return where the last entry came from */
+    struct expect edge;  /* bts_run's prologue, the loop's return and the epilogue */
+    struct bts_record edge_rec[4];
     struct bts_record first_bad;
 };
 
@@ -412,26 +443,32 @@ static void stream_feed(struct stream_check *c, const struct bts_record *r, int6
 {
     for (int64_t i = 0; i < n; i++, c->seen++) {
         const struct bts_record *x = &r[i];
-        if (x->to == trap_stub_address(VEC_PMI) || x->from == LBL(isr_iretq)) {
-            c->pmi_records++;
-            continue;
-        }
-        if (!in_traced_code(x->from) && !in_traced_code(x->to)) {
-            c->foreign++; /* hardware: the handlers' own branches (CPL-0 recording) */
-            continue;
-        }
-        bool ok;
-        if (c->stage == 0 && x->to == LBL(tc_spin)) {
-            ok = true;
-            c->stage = 1;
+        bool ok = true;
+        if (x->from == BTS_ESCAPE) {
+            c->escapes++;
+        } else if (x->to == trap_stub_address(VEC_PMI) && in_traced_code(x->from)) {
+            c->pmi_entry++;
+            c->last_entry = x->from;
+        } else if (x->from == LBL(isr_iretq) && in_traced_code(x->to)) {
+            c->iretq++;
+            c->unpaired += x->to != c->last_entry;
+            c->last_entry = 0;
+        } else if (!in_traced_code(x->from) && !in_traced_code(x->to)) {
+            ok = x->from >= LBL(_text_start) && x->from < LBL(_text_end) &&
+                 x->to >= LBL(_text_start) && x->to < LBL(_text_end);
+            c->handler += ok;
         } else if (c->stage == 1 && x->from == LBL(tc_spin_jnz)) {
             ok = x->to == LBL(tc_spin_top);
             c->jnz += ok;
-        } else if (c->stage == 1 && x->from == LBL(tc_spin_ret)) {
-            ok = x->to == LBL(bts_run_returned);
-            c->stage = 2;
         } else {
-            ok = c->stage != 1; /* the prologue and epilogue are checked elsewhere */
+            /* bts_run's records: two before the loop, its return and the epilogue after. */
+            ok = c->edges < c->edge.n && x->from == c->edge.rec[c->edges].from &&
+                 x->to == c->edge.rec[c->edges].to;
+            c->edges += ok;
+            if (ok && c->edges == 2)
+                c->stage = 1;
+            if (ok && c->edges == 3)
+                c->stage = 2;
         }
         if (!ok && c->bad++ == 0)
             c->first_bad = *x;
@@ -458,6 +495,10 @@ TEST(ds, stream, "stream: 1,000,000 branches through a 64-record buffer, none lo
     if (!trace_setup(&t, &cfg))
         return;
     struct stream_check c = {0};
+    exp_init(&c.edge, c.edge_rec, 4);
+    exp_prologue(&c.edge, tc_spin);
+    exp_return(&c.edge, tc_spin_ret);
+    exp_epilogue(&c.edge);
     bts_set_callbacks(&t, stream_drain, NULL, &c);
     uint64_t t0 = rdtsc();
     bts_run(&t, (void (*)(void *))tc_spin, (void *)(STREAM_BRANCHES + 1));
@@ -465,17 +506,42 @@ TEST(ds, stream, "stream: 1,000,000 branches through a 64-record buffer, none lo
     stream_drain(&t, &c);
     struct bts_status st;
     bts_status(&t, &st);
+    const struct bts_bounds *b = bts_bounds();
     test_diag("stream: %lu branches in %lu ms, %lu PMIs, %lu tracer drains, %lu lost", c.jnz,
               us / 1000, st.pmis, st.stream_waits, st.lost);
+    test_diag("stream: %lu records: %lu loop, %lu bts_run, %lu PMI entry, %lu IRETQ, %lu handler, "
+              "%lu timestamp, %lu unaccounted",
+              c.seen, c.jnz, c.edges, c.pmi_entry, c.iretq, c.handler, c.escapes, c.bad);
     CHECK_EQ(st.lost, 0);
     CHECK_EQ(c.jnz, STREAM_BRANCHES);
+    CHECK_EQ(c.edges, c.edge.n);
     CHECK(c.stage == 2, "the loop's return was never seen");
-    CHECK(c.bad == 0, "%lu records out of order, first %#lx -> %#lx", c.bad, c.first_bad.from,
-          c.first_bad.to);
-    CHECK(st.pmis >= STREAM_BRANCHES / STREAM_HW, "only %lu PMIs", st.pmis);
-    if (!pmi_is_nmi() && bts_backend() != &bts_backend_hw)
-        CHECK_EQ(c.pmi_records, 2 * st.pmis);
-    if (bts_backend() != &bts_backend_hw)
-        CHECK(c.foreign == 0, "%lu records outside the known code", c.foreign);
+    CHECK(c.bad == 0,
+          "%lu records out of order or outside known and kernel code, first %#lx -> %#lx", c.bad,
+          c.first_bad.from, c.first_bad.to);
+    CHECK_EQ(c.escapes, 0); /* branches only: no timestamps */
+    /* Every record is one of these: a record lost or added anywhere shows here. */
+    CHECK_EQ(c.seen, c.jnz + c.edges + c.pmi_entry + c.iretq + c.handler + c.escapes + c.bad);
+    /* Each PMI finds at least the threshold and at most the buffer; what the last one leaves
+     * is below the threshold plus the skid. */
+    uint64_t tail = STREAM_THRESH + b->pmi_skid;
+    uint64_t lo = c.seen > tail ? (c.seen - tail) / STREAM_HW : 0, hi = c.seen / STREAM_THRESH;
+    CHECK(st.pmis >= lo && st.pmis <= hi, "%lu PMIs for %lu records, allowed %lu..%lu (%s)",
+          st.pmis, c.seen, lo, hi, b->name);
+    uint64_t per_pmi = pmi_is_nmi() ? 0 : 1;
+    if (b->interrupt_records_exact) {
+        CHECK(c.pmi_entry == per_pmi * st.pmis && c.iretq == per_pmi * st.pmis,
+              "%lu PMI entry and %lu IRETQ records for %lu PMIs (%s delivery: %lu each)",
+              c.pmi_entry, c.iretq, st.pmis, pmi_is_nmi() ? "NMI" : "fixed", per_pmi);
+        CHECK(c.unpaired == 0, "%lu IRETQ records not returning where their PMI came from",
+              c.unpaired);
+    } else {
+        CHECK(c.pmi_entry <= st.pmis && c.iretq <= st.pmis,
+              "%lu PMI entry and %lu IRETQ records for %lu PMIs (at most one each)", c.pmi_entry,
+              c.iretq, st.pmis);
+    }
+    uint64_t hmax = b->handler_records ? b->handler_records_max * st.pmis : 0;
+    CHECK(c.handler <= hmax, "%lu handler records, at most %lu allowed (%s)", c.handler, hmax,
+          b->name);
     trace_teardown(&t);
 }

@@ -35,6 +35,9 @@ extern const char tc_retf[], tc_retimm_call[], tc_retimm_back[], tc_lret[], tc_l
     tc_retf_ret[];
 extern const char tc_retimm_fn[], tc_retimm_insn[];
 extern const char tc_int[], tc_int3[], tc_int3_back[], tc_intn[], tc_intn_back[], tc_int_ret[];
+extern const char tc_trap2[], tc_trap2_top[], tc_trap2_intn[], tc_trap2_int3[], tc_trap2_loop[],
+    tc_trap2_ret[];
+extern const char tc_loopn[], tc_loopn_top[], tc_loopn_insn[], tc_loopn_ret[];
 extern const char tc_fault[], tc_ud[], tc_ud_fix[], tc_pf[], tc_pf_fix[], tc_fault_ret[];
 extern const char tc_ipi_xapic[], tc_ipi_xapic_sled[], tc_ipi_xapic_ret[];
 extern const char tc_ipi_x2apic[], tc_ipi_x2apic_sled[], tc_ipi_x2apic_ret[];
@@ -197,6 +200,43 @@ TEST(bts, int3_intn, "int3 and int n: the transfer to the handler and the iretq 
     run_and_check((void *)tc_int, NULL, &e);
     trap_set_handler(VEC_BP, old3);
     trap_set_handler(VEC_TEST_SOFTINT, oldn);
+}
+
+TEST(bts, trap_pair, "int n then int3 back to back, twice round a loop: each trap's records", 0)
+{
+    if (!bts_require())
+        return;
+    trap_handler_t old3 = trap_set_handler(VEC_BP, ignore_trap);
+    trap_handler_t oldn = trap_set_handler(VEC_TEST_SOFTINT, ignore_trap);
+    EXPECT(e);
+    exp_prologue(&e, tc_trap2);
+    for (int pass = 0; pass < 2; pass++) {
+        exp_trap(&e, LBL(tc_trap2_intn), VEC_TEST_SOFTINT, LBL(tc_trap2_int3));
+        exp_trap(&e, LBL(tc_trap2_int3), VEC_BP, LBL(tc_trap2_loop));
+        if (pass == 0)
+            exp_add(&e, LBL(tc_trap2_loop), LBL(tc_trap2_top));
+    }
+    exp_return(&e, tc_trap2_ret);
+    exp_epilogue(&e);
+    run_and_check((void *)tc_trap2, NULL, &e);
+    trap_set_handler(VEC_BP, old3);
+    trap_set_handler(VEC_TEST_SOFTINT, oldn);
+}
+
+TEST(bts, loop_count, "loop as a counted loop: n - 1 taken records for n passes, none after", 0)
+{
+    if (!bts_require())
+        return;
+    static const uint64_t passes[] = {1, 2, 7};
+    for (unsigned i = 0; i < sizeof(passes) / sizeof(passes[0]); i++) {
+        EXPECT(e);
+        exp_prologue(&e, tc_loopn);
+        for (uint64_t k = 1; k < passes[i]; k++)
+            exp_add(&e, LBL(tc_loopn_insn), LBL(tc_loopn_top));
+        exp_return(&e, tc_loopn_ret);
+        exp_epilogue(&e);
+        run_and_check((void *)tc_loopn, (void *)passes[i], &e);
+    }
 }
 
 TEST(bts, exceptions, "#UD from ud2 and #PF: delivery from the faulting instruction", 0)

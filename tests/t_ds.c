@@ -165,6 +165,109 @@ TEST(ds, pmi_count, "interrupt mode: the expected number of PMIs, each at the th
         test_diag("2-record interrupt mode: checked with pmi=nmi (make check runs it)");
 }
 
+/* The threshold once more, with another code shape and without exp_with_pmis(): tc_spin(passes)
+ * gives passes + 3 records (bts_run's two, passes - 1 JNZs, the return, the disabling call). */
+#define EDGE_HW     128
+#define EDGE_THRESH 100
+
+static void edge_run(uint64_t passes, uint64_t want_pmis)
+{
+    const struct bts_bounds *b = bts_bounds();
+    struct bts_config cfg = cfg_interrupt(EDGE_HW, EDGE_THRESH, MAX_RECORDS, BTS_POLICY_STOP,
+                                          BTS_EVENTS_BRANCHES, BTS_CPL_KERNEL);
+    struct bts_trace t;
+    if (!trace_setup(&t, &cfg))
+        return;
+    struct expect e;
+    exp_init(&e, want, MAX_RECORDS);
+    exp_prologue(&e, tc_spin);
+    for (uint64_t i = 1; i < passes; i++)
+        exp_add(&e, LBL(tc_spin_jnz), LBL(tc_spin_top));
+    exp_return(&e, tc_spin_ret);
+    exp_epilogue(&e);
+    bts_run(&t, (void (*)(void *))tc_spin, (void *)passes);
+    struct bts_status st;
+    CHECK_EQ(bts_status(&t, &st), 0);
+    int64_t k = trace_collect(&t, got, MAX_RECORDS);
+    test_info("%zu records, threshold %u: %lu PMIs, expected %lu", e.n, EDGE_THRESH, st.pmis,
+              want_pmis);
+    CHECK(st.pmis == want_pmis, "%zu records with the threshold at %u: %lu PMIs, expected %lu", e.n,
+          EDGE_THRESH, st.pmis, want_pmis);
+    if (k < 0) {
+        trace_teardown(&t);
+        return;
+    }
+    struct trace_split sp;
+    size_t nc = trace_split(got, (size_t)k, split, &sp);
+    split_within_bounds(&sp, st.pmis);
+    exp_match(split, nc, &e);
+    if (want_pmis && !pmi_is_nmi()) {
+        /* Where the PMI's entry record sits in the trace: after exactly the threshold's
+         * records, or up to the skid later. Nothing interrupts before it, so no handler
+         * record can come first. */
+        int64_t at = 0;
+        while (at < k && got[at].to != trap_stub_address(VEC_PMI))
+            at++;
+        CHECK(at >= EDGE_THRESH && at <= EDGE_THRESH + (int64_t)b->pmi_skid,
+              "the PMI's entry record is record %ld, allowed %u..%u (%s)", at, EDGE_THRESH,
+              EDGE_THRESH + b->pmi_skid, b->name);
+    } else if (want_pmis) {
+        CHECK(st.pmi_at_min >= EDGE_THRESH && st.pmi_at_max <= EDGE_THRESH + b->pmi_skid,
+              "the PMI found the index at %lu..%lu records, allowed %u..%u (%s)", st.pmi_at_min,
+              st.pmi_at_max, EDGE_THRESH, EDGE_THRESH + b->pmi_skid, b->name);
+    }
+    trace_teardown(&t);
+}
+
+TEST(ds, threshold_edge, "one record below the threshold: no PMI; past it: one, at the threshold",
+     0)
+{
+    if (!bts_require())
+        return;
+    edge_run(EDGE_THRESH - 4, 0); /* threshold - 1 records */
+    edge_run(EDGE_THRESH + 8, 1); /* the threshold reached inside the loop, once */
+}
+
+/* A trace's hardware index survives switching away and back: the incoming trace goes on where
+ * it stopped (the rule bts.task.isolation checks with tasks, here with ds_switch alone). */
+TEST(ds, switch_index, "switching back to a circular trace resumes at its own index", 0)
+{
+    if (!bts_require())
+        return;
+    struct bts_config cfg = cfg_circular(256, BTS_CPL_KERNEL);
+    struct bts_trace a, b;
+    if (!trace_setup(&a, &cfg))
+        return;
+    struct expect ea, eb;
+    exp_init(&ea, want, MAX_RECORDS);
+    chain_expect(&ea);
+    exp_prologue(&ea, tc_spin);
+    exp_add(&ea, LBL(tc_spin_jnz), LBL(tc_spin_top));
+    exp_return(&ea, tc_spin_ret);
+    exp_epilogue(&ea);
+    exp_init(&eb, plain, MAX_RECORDS);
+    chain_expect(&eb);
+    bts_run(&a, (void (*)(void *))tc_chain, NULL);
+    uint64_t a_index = loaded_ds_area()->bts_index;
+    if (!trace_setup(&b, &cfg)) {
+        trace_teardown(&a);
+        return;
+    }
+    bts_run(&b, (void (*)(void *))tc_chain, NULL);
+    CHECK_EQ(bts_attach(&a), 0);
+    CHECK_EQ(loaded_ds_area()->bts_index, a_index);
+    bts_run(&a, (void (*)(void *))tc_spin, (void *)2);
+    int64_t k = trace_collect_code(&a, got, MAX_RECORDS);
+    if (k >= 0)
+        exp_match(got, (size_t)k, &ea);
+    CHECK_EQ(bts_attach(&b), 0);
+    k = trace_collect_code(&b, got, MAX_RECORDS);
+    if (k >= 0)
+        exp_match(got, (size_t)k, &eb);
+    trace_teardown(&b);
+    trace_teardown(&a);
+}
+
 TEST(ds, disable_enable_clear, "disable stops at once, enable resumes, clear empties", 0)
 {
     if (!bts_require())

@@ -170,6 +170,22 @@ TEST(ds, pmi_count, "interrupt mode: the expected number of PMIs, each at the th
 #define EDGE_HW     128
 #define EDGE_THRESH 100
 
+/* The threshold interrupt's handler, wrapped: on every delivery of ours (index at or past the
+ * threshold) LVT PC must already be masked, as the local APIC does when it delivers a
+ * performance-monitoring interrupt (SDM Vol. 3A, "Local Vector Table", the mask bit). */
+static trap_handler_t edge_pmi_handler;
+static uint64_t edge_ours, edge_masked;
+
+static void edge_pmi_probe(struct trap_frame *f)
+{
+    const struct ds_area *ds = loaded_ds_area();
+    if (ds && ds->bts_index >= ds->bts_thresh) {
+        edge_ours++;
+        edge_masked += (apic_read(APIC_LVT_PC) & APIC_LVT_MASKED) != 0;
+    }
+    edge_pmi_handler(f);
+}
+
 static void edge_run(uint64_t passes, uint64_t want_pmis)
 {
     const struct bts_bounds *b = bts_bounds();
@@ -185,7 +201,14 @@ static void edge_run(uint64_t passes, uint64_t want_pmis)
         exp_add(&e, LBL(tc_spin_jnz), LBL(tc_spin_top));
     exp_return(&e, tc_spin_ret);
     exp_epilogue(&e);
+    unsigned vec = pmi_is_nmi() ? VEC_NMI : VEC_PMI;
+    edge_ours = edge_masked = 0;
+    edge_pmi_handler = trap_set_handler(vec, edge_pmi_probe);
     bts_run(&t, (void (*)(void *))tc_spin, (void *)passes);
+    trap_set_handler(vec, edge_pmi_handler);
+    CHECK(edge_ours == want_pmis && edge_masked == edge_ours,
+          "%lu threshold interrupts delivered, %lu of them with LVT PC masked, expected %lu",
+          edge_ours, edge_masked, want_pmis);
     struct bts_status st;
     CHECK_EQ(bts_status(&t, &st), 0);
     int64_t k = trace_collect(&t, got, MAX_RECORDS);
@@ -219,8 +242,8 @@ static void edge_run(uint64_t passes, uint64_t want_pmis)
     trace_teardown(&t);
 }
 
-TEST(ds, threshold_edge, "one record below the threshold: no PMI; past it: one, at the threshold",
-     0)
+TEST(ds, threshold_edge,
+     "one record below the threshold: no PMI; past it: one, at the threshold, LVT PC masked", 0)
 {
     if (!bts_require())
         return;

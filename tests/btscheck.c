@@ -188,6 +188,7 @@ static const struct bts_bounds bounds_exact = {
     .handler_records = false,
     .handler_records_max = 0,
     .interrupt_records_exact = true,
+    .fixed_pmi_entry_recorded = true,
 };
 /* The routine clears TR first (ds/pmi.c), so its recorded part is the IDT stub, the common
  * entry and the calls down to the DEBUGCTL write, and the returns after the restore: well
@@ -199,6 +200,7 @@ static const struct bts_bounds bounds_envelope = {
     .handler_records = true,
     .handler_records_max = 32,
     .interrupt_records_exact = false,
+    .fixed_pmi_entry_recorded = true,
 };
 
 const struct bts_bounds *bts_bounds(void)

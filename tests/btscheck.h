@@ -83,6 +83,9 @@ struct bts_bounds {
      * delivery, none with NMI delivery) at exactly the model's places; otherwise at most one
      * entry and one IRETQ record per PMI, anywhere. */
     bool interrupt_records_exact;
+    /* With fixed delivery each PMI's own entry record is in the trace: every interrupt
+     * produces a message (SDM Vol. 3B, 17.4.1) and the routine clears TR only after entry. */
+    bool fixed_pmi_entry_recorded;
 };
 const struct bts_bounds *bts_bounds(void);
 

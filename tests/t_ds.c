@@ -142,6 +142,9 @@ static void pmi_case(uint32_t n, uint32_t thresh)
     split_within_bounds(&sp, st.pmis);
     CHECK(sp.pmi_entry <= st.pmis && sp.iretq <= st.pmis,
           "%lu PMI entry and %lu IRETQ records for %lu PMIs", sp.pmi_entry, sp.iretq, st.pmis);
+    if (!pmi_is_nmi() && b->fixed_pmi_entry_recorded)
+        CHECK(sp.pmi_entry == st.pmis, "%lu PMI entry records for %lu fixed-delivery PMIs",
+              sp.pmi_entry, st.pmis);
     CHECK_EQ(sp.escapes, 0); /* branches only: no timestamps */
     struct expect code_only = code;
     exp_match(split, nc, &code_only);
@@ -725,6 +728,9 @@ TEST(ds, stream, "stream: 1,000,000 branches through a 64-record buffer, none lo
               "%lu PMI entry and %lu IRETQ records for %lu PMIs (at most one each)", c.pmi_entry,
               c.iretq, st.pmis);
     }
+    if (!pmi_is_nmi() && b->fixed_pmi_entry_recorded)
+        CHECK(c.pmi_entry == st.pmis, "%lu PMI entry records for %lu fixed-delivery PMIs",
+              c.pmi_entry, st.pmis);
     uint64_t hmax = b->handler_records ? b->handler_records_max * st.pmis : 0;
     CHECK(c.handler <= hmax, "%lu handler records, at most %lu allowed (%s)", c.handler, hmax,
           b->name);

@@ -164,6 +164,35 @@ L(tc_int_ret)
     ret
 END(tc_int)
 
+/* The same trap rules in another shape: int n before int3, back to back, run twice by a
+ * loop rel8 (RCX = 2), so each trap is recorded from two passes and the loop once. */
+ENTRY(tc_trap2)
+    mov $2, %ecx
+L(tc_trap2_top)
+L(tc_trap2_intn)
+    int $VEC_TEST_SOFTINT
+L(tc_trap2_int3)
+    int3
+L(tc_trap2_loop)
+    .byte 0xE2, tc_trap2_top - tc_trap2_loop - 2        /* loop: taken once */
+L(tc_trap2_ret)
+    ret
+END(tc_trap2)
+
+/* loop in a counted loop of RDI passes (RDI >= 1): RDI - 1 taken, the last falls through.
+ * The body is a 5-byte instruction, so the backward displacement differs from tc_loop's. */
+ENTRY(tc_loopn)
+    mov %rdi, %rcx
+L(tc_loopn_top)
+    add $1, %eax
+    nop
+    nop
+L(tc_loopn_insn)
+    .byte 0xE2, tc_loopn_top - tc_loopn_insn - 2        /* loop */
+L(tc_loopn_ret)
+    ret
+END(tc_loopn)
+
 /* #UD from ud2 and a #PF (RDI = an unmapped address), each resumed by the fixup table. */
 ENTRY(tc_fault)
 L(tc_ud)

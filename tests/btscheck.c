@@ -181,10 +181,69 @@ struct ds_area *loaded_ds_area(void)
     return (struct ds_area *)bts_backend()->read_ds_area();
 }
 
+/* Every bound a trace test uses, in one place, derived from the guarantee profile of the
+ * backend in use (bts_profile()). The PMI routine clears TR first (ds/pmi.c), so the part of
+ * a handler that can be recorded is the IDT stub, the common entry and the calls down to the
+ * DEBUGCTL write, and the returns after the restore: well under HANDLER_RECORDS_MAX branches.
+ * Where the profile is exact (the model's default), so are the bounds. */
+#define HANDLER_RECORDS_MAX 32
+
+const struct bts_bounds *bts_bounds(void)
+{
+    static struct bts_bounds b;
+    const struct bts_profile *p = bts_profile();
+    bool handlers = p->handler_records != BTS_NEVER;
+    b = (struct bts_bounds){
+        .name = p->name,
+        .pmi_skid = p->pmi_skid_max,
+        .handler_records = handlers,
+        .handler_records_max = handlers ? HANDLER_RECORDS_MAX : 0,
+        .interrupt_records_exact = p->pmi_skid_max == 0 && !handlers && p->threshold_record_first,
+        .fixed_pmi_entry_recorded = true,
+    };
+    return &b;
+}
+
+extern const char _text_start[], _text_end[];
+
+size_t trace_split(const struct bts_record *in, size_t n, struct bts_record *code,
+                   struct trace_split *s)
+{
+    *s = (struct trace_split){0};
+    for (size_t i = 0; i < n; i++) {
+        const struct bts_record *r = &in[i];
+        if (r->from == BTS_ESCAPE)
+            s->escapes++;
+        else if (r->to == trap_stub_address(VEC_PMI) && in_traced_code(r->from))
+            s->pmi_entry++;
+        else if (r->from == LBL(isr_iretq) && in_traced_code(r->to))
+            s->iretq++;
+        else if (in_traced_code(r->from) || in_traced_code(r->to))
+            code[s->code++] = *r;
+        else if (r->from >= LBL(_text_start) && r->from < LBL(_text_end) &&
+                 r->to >= LBL(_text_start) && r->to < LBL(_text_end))
+            s->handler++;
+        else if (s->other++ == 0)
+            s->first_other = *r;
+    }
+    return s->code;
+}
+
+bool split_within_bounds(const struct trace_split *s, uint64_t interrupts)
+{
+    const struct bts_bounds *b = bts_bounds();
+    bool ok = CHECK(s->other == 0, "%lu records fit nowhere, first %#lx -> %#lx", s->other,
+                    s->first_other.from, s->first_other.to);
+    uint64_t max = b->handler_records ? b->handler_records_max * interrupts : 0;
+    ok &= CHECK(s->handler <= max, "%lu handler records, at most %lu allowed (%s)", s->handler, max,
+                b->name);
+    return ok;
+}
+
 int64_t trace_collect_code(struct bts_trace *t, struct bts_record *out, size_t max)
 {
     int64_t n = trace_collect(t, out, max);
-    if (n <= 0 || bts_profile()->handler_records == BTS_NEVER)
+    if (n <= 0 || !bts_bounds()->handler_records)
         return n;
     int64_t k = 0;
     for (int64_t i = 0; i < n; i++)
@@ -214,6 +273,8 @@ static void bts_header(void (*line)(const char *fmt, ...))
     line("debugctl: %s", bts_layout_reason());
     line("pmi: %s", pmi_is_nmi() ? "nmi" : "fixed");
     line("profile: %s", bts_profile_describe());
+    line("bounds: %s, skid %u records, handler records %s", bts_bounds()->name,
+         bts_bounds()->pmi_skid, bts_bounds()->handler_records ? "allowed" : "none");
     if (bts_errata())
         line("errata: %s applies to this CPU model (docs/hardware.md §9)", bts_errata());
 }

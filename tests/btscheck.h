@@ -64,4 +64,42 @@ int64_t trace_collect_code(struct bts_trace *t, struct bts_record *out, size_t m
 bool in_traced_code(uint64_t a);
 bool pmi_is_nmi(void);
 
+/*
+ * What the trace tests allow a BTS implementation where the SDM leaves room (docs/hardware.md
+ * §5, §7, O1-O3, O5-O6): every hardware-path check reads its bounds from here and nowhere
+ * else. bts_bounds() fills them from the backend in use; "exact" is the model's default
+ * behaviour (docs/model.md), the other set is the envelope the SDM allows.
+ */
+struct bts_bounds {
+    const char *name;
+    /* The PMI arrives after the record that reaches the threshold plus its own entry record
+     * (fixed delivery under the model), at most this many records later. */
+    uint32_t pmi_skid;
+    /* Branches of the interrupt handlers' own code (kernel text outside the known code) may be
+     * recorded with CPL 0 recorded, at most handler_records_max per interrupt. */
+    bool handler_records;
+    uint32_t handler_records_max;
+    /* Each PMI adds exactly the records the model's rules give (entry and IRETQ with fixed
+     * delivery, none with NMI delivery) at exactly the model's places; otherwise at most one
+     * entry and one IRETQ record per PMI, anywhere. */
+    bool interrupt_records_exact;
+    /* With fixed delivery each PMI's own entry record is in the trace: every interrupt
+     * produces a message (SDM Vol. 3B, 17.4.1) and the routine clears TR only after entry. */
+    bool fixed_pmi_entry_recorded;
+};
+const struct bts_bounds *bts_bounds(void);
+
+/* A raw trace sorted into what each record is: the known code's (kept, in order, for a
+ * comparison with labels), the PMI's entry and its IRETQ back, handler code (kernel text
+ * outside the known code), timestamp escapes, and records that fit none of these. */
+struct trace_split {
+    uint64_t code, pmi_entry, iretq, handler, escapes, other;
+    struct bts_record first_other;
+};
+size_t trace_split(const struct bts_record *in, size_t n, struct bts_record *code,
+                   struct trace_split *s);
+/* Fails the test for records that fit nowhere and for handler records the bounds do not
+ * allow after `interrupts` interrupts. */
+bool split_within_bounds(const struct trace_split *s, uint64_t interrupts);
+
 #endif

@@ -35,6 +35,9 @@ extern const char tc_retf[], tc_retimm_call[], tc_retimm_back[], tc_lret[], tc_l
     tc_retf_ret[];
 extern const char tc_retimm_fn[], tc_retimm_insn[];
 extern const char tc_int[], tc_int3[], tc_int3_back[], tc_intn[], tc_intn_back[], tc_int_ret[];
+extern const char tc_trap2[], tc_trap2_top[], tc_trap2_intn[], tc_trap2_int3[], tc_trap2_loop[],
+    tc_trap2_ret[];
+extern const char tc_loopn[], tc_loopn_top[], tc_loopn_insn[], tc_loopn_ret[];
 extern const char tc_fault[], tc_ud[], tc_ud_fix[], tc_pf[], tc_pf_fix[], tc_fault_ret[];
 extern const char tc_ipi_xapic[], tc_ipi_xapic_sled[], tc_ipi_xapic_ret[];
 extern const char tc_ipi_x2apic[], tc_ipi_x2apic_sled[], tc_ipi_x2apic_ret[];
@@ -199,6 +202,43 @@ TEST(bts, int3_intn, "int3 and int n: the transfer to the handler and the iretq 
     trap_set_handler(VEC_TEST_SOFTINT, oldn);
 }
 
+TEST(bts, trap_pair, "int n then int3 back to back, twice round a loop: each trap's records", 0)
+{
+    if (!bts_require())
+        return;
+    trap_handler_t old3 = trap_set_handler(VEC_BP, ignore_trap);
+    trap_handler_t oldn = trap_set_handler(VEC_TEST_SOFTINT, ignore_trap);
+    EXPECT(e);
+    exp_prologue(&e, tc_trap2);
+    for (int pass = 0; pass < 2; pass++) {
+        exp_trap(&e, LBL(tc_trap2_intn), VEC_TEST_SOFTINT, LBL(tc_trap2_int3));
+        exp_trap(&e, LBL(tc_trap2_int3), VEC_BP, LBL(tc_trap2_loop));
+        if (pass == 0)
+            exp_add(&e, LBL(tc_trap2_loop), LBL(tc_trap2_top));
+    }
+    exp_return(&e, tc_trap2_ret);
+    exp_epilogue(&e);
+    run_and_check((void *)tc_trap2, NULL, &e);
+    trap_set_handler(VEC_BP, old3);
+    trap_set_handler(VEC_TEST_SOFTINT, oldn);
+}
+
+TEST(bts, loop_count, "loop as a counted loop: n - 1 taken records for n passes, none after", 0)
+{
+    if (!bts_require())
+        return;
+    static const uint64_t passes[] = {1, 2, 7};
+    for (unsigned i = 0; i < sizeof(passes) / sizeof(passes[0]); i++) {
+        EXPECT(e);
+        exp_prologue(&e, tc_loopn);
+        for (uint64_t k = 1; k < passes[i]; k++)
+            exp_add(&e, LBL(tc_loopn_insn), LBL(tc_loopn_top));
+        exp_return(&e, tc_loopn_ret);
+        exp_epilogue(&e);
+        run_and_check((void *)tc_loopn, (void *)passes[i], &e);
+    }
+}
+
 TEST(bts, exceptions, "#UD from ud2 and #PF: delivery from the faulting instruction", 0)
 {
     if (!bts_require())
@@ -348,7 +388,51 @@ TEST(bts, differential, "hardware BTS and the model record the same branches", 0
     bts_use_backend(orig);
 }
 
-TEST(bts, model_counters, "the model decodes every traced instruction and drops nothing", 0)
+/* Interrupt mode with the buffer full while the PMI is still masked (LVT PC masked, as between
+ * a delivery and its handler's unmasking): the model keeps what it has and drops each further
+ * record (docs/hardware.md §4, O1). fib(8) overruns a 16-record buffer by far. */
+#define DROP_HW     16
+#define DROP_THRESH 8
+#define DROP_FIB    8
+
+static void model_drops(void)
+{
+    struct bts_config cfg = cfg_interrupt(DROP_HW, DROP_THRESH, RING_RECORDS, BTS_POLICY_STOP,
+                                          BTS_EVENTS_BRANCHES, BTS_CPL_KERNEL);
+    struct bts_trace t;
+    if (!trace_setup(&t, &cfg))
+        return;
+    EXPECT(e);
+    exp_prologue(&e, tc_fib);
+    fib_expect(&e, DROP_FIB, LBL(bts_run_returned));
+    exp_epilogue(&e);
+    size_t all = e.n;
+    e.n = DROP_HW; /* the oldest DROP_HW are kept */
+    struct model_stats s0, s1;
+    uint32_t lvt = apic_read(APIC_LVT_PC);
+    apic_write(APIC_LVT_PC, lvt | APIC_LVT_MASKED);
+    model_get_stats(&s0);
+    bts_run(&t, (void (*)(void *))tc_fib, (void *)DROP_FIB);
+    model_get_stats(&s1);
+    apic_write(APIC_LVT_PC, lvt);
+    CHECK(s1.dropped - s0.dropped == all - DROP_HW,
+          "a full buffer with the PMI masked: %lu records dropped, expected %zu",
+          s1.dropped - s0.dropped, all - DROP_HW);
+    CHECK_EQ(s1.records - s0.records, DROP_HW);
+    CHECK_EQ(s1.pmis - s0.pmis, 0); /* masked: none raised */
+    struct bts_status st;
+    if (CHECK_EQ(bts_status(&t, &st), 0))
+        CHECK_EQ(st.pmis, 0);
+    int64_t n = trace_collect(&t, got, MAX_RECORDS);
+    if (n >= 0)
+        exp_match(got, (size_t)n, &e);
+    trace_teardown(&t);
+}
+
+TEST(bts, model_counters,
+     "the model decodes every traced instruction, drops nothing with room, and drops exactly "
+     "what a full buffer with the PMI masked cannot hold",
+     0)
 {
     if (!bts_backend_is_model()) {
         test_skip("the model is not the backend in use");
@@ -370,4 +454,5 @@ TEST(bts, model_counters, "the model decodes every traced instruction and drops 
     CHECK_EQ(s1.records - s0.records, (uint64_t)n);
     test_info("%lu steps, %lu records, %lu filtered", s1.steps - s0.steps, s1.records - s0.records,
               s1.filtered - s0.filtered);
+    model_drops();
 }

@@ -23,8 +23,10 @@
 
 extern const char tc_chain[], tc_chain_ret[];
 extern const char tc_spin[], tc_spin_top[], tc_spin_jnz[], tc_spin_ret[];
+extern const char _text_start[], _text_end[];
 
-static struct bts_record got[MAX_RECORDS], want[MAX_RECORDS], plain[MAX_RECORDS];
+static struct bts_record got[MAX_RECORDS], want[MAX_RECORDS], plain[MAX_RECORDS],
+    split[MAX_RECORDS];
 
 /* The whole trace of one bts_run(tc_chain). */
 static void chain_expect(struct expect *e)
@@ -84,6 +86,16 @@ TEST(ds, circular_min, "the 2-record minimum buffer works, 1 record is refused",
 /* Interrupt mode: the PMI count and where each PMI finds the index. */
 static void pmi_case(uint32_t n, uint32_t thresh)
 {
+    const struct bts_bounds *b = bts_bounds();
+    /* A PMI up to pmi_skid records late (plus its own entry record with fixed delivery) can
+     * find the buffer full, and what the CPU does then is open (docs/hardware.md O1): such a
+     * configuration is exact only where the profile allows no skid. */
+    if (b->pmi_skid > 0 && n - thresh <= b->pmi_skid + 1) {
+        test_diag("N=%u threshold=%u: %u records of headroom, not more than the skid bound %u + 1 "
+                  "(%s): a full buffer's fate is open, not checked",
+                  n, thresh, n - thresh, b->pmi_skid, b->name);
+        return;
+    }
     struct bts_config cfg =
         cfg_interrupt(n, thresh, MAX_RECORDS, BTS_POLICY_STOP, BTS_EVENTS_BRANCHES, BTS_CPL_KERNEL);
     struct bts_trace t;
@@ -103,25 +115,49 @@ static void pmi_case(uint32_t n, uint32_t thresh)
         trace_teardown(&t);
         return;
     }
-    test_info("N=%u threshold=%u: %lu PMIs, expected %lu", n, thresh, st.pmis, pmis);
+    test_info("N=%u threshold=%u: %lu PMIs at %lu..%lu records, exact rules: %lu at %lu", n, thresh,
+              st.pmis, st.pmi_at_min, st.pmi_at_max, pmis, at_entry);
     CHECK_EQ(bts_spurious_pmis(), spurious);
-    if (bts_profile()->pmi_skid_max > 0 || bts_profile()->handler_records != BTS_NEVER) {
-        /* Hardware also records the handler's branches and may deliver late (skid): the
-         * count and the landing index are reported, and must at least reach the threshold. */
-        CHECK(st.pmis > 0 && st.pmi_at_min >= thresh, "N=%u threshold=%u: %lu PMIs, first at %lu",
-              n, thresh, st.pmis, st.pmi_at_min);
-        test_diag("hardware: %lu PMIs (the model: %lu), index at %lu..%lu records", st.pmis, pmis,
-                  st.pmi_at_min, st.pmi_at_max);
+    int64_t k = trace_collect(&t, got, MAX_RECORDS);
+    if (k < 0) {
         trace_teardown(&t);
         return;
     }
-    CHECK(st.pmis == pmis, "N=%u threshold=%u: %lu PMIs, expected %lu", n, thresh, st.pmis, pmis);
-    CHECK(st.pmi_at_min == at_entry && st.pmi_at_max == at_entry,
-          "PMIs found the index at %lu..%lu records, expected %lu (threshold %u%s)", st.pmi_at_min,
-          st.pmi_at_max, at_entry, thresh, pmi_is_nmi() ? "" : " + the PMI's own entry record");
-    int64_t k = trace_collect_code(&t, got, MAX_RECORDS);
-    if (k >= 0)
+    if (b->interrupt_records_exact) {
+        CHECK(st.pmis == pmis, "N=%u threshold=%u: %lu PMIs, expected %lu", n, thresh, st.pmis,
+              pmis);
+        CHECK(st.pmi_at_min == at_entry && st.pmi_at_max == at_entry,
+              "PMIs found the index at %lu..%lu records, expected %lu (threshold %u%s)",
+              st.pmi_at_min, st.pmi_at_max, at_entry, thresh,
+              pmi_is_nmi() ? "" : " + the PMI's own entry record");
         exp_match(got, (size_t)k, &e);
+    }
+    /* On every path: each PMI finds the index in [threshold, exact + skid] (never past the
+     * buffer); each drained at least `thresh` of the k records and at most n, and what is left
+     * after the last one is below the threshold plus the skid, so the count lies in
+     * [(k - thresh - skid) / n, k / thresh]. */
+    uint64_t at_hi = (at_entry == UINT64_MAX ? thresh + 1 : at_entry) + b->pmi_skid;
+    if (at_hi > n)
+        at_hi = n;
+    CHECK(st.pmis == 0 || (st.pmi_at_min >= thresh && st.pmi_at_max <= at_hi),
+          "PMIs found the index at %lu..%lu records, allowed %u..%lu (%s)", st.pmi_at_min,
+          st.pmi_at_max, thresh, at_hi, b->name);
+    uint64_t lo = (uint64_t)k > thresh + b->pmi_skid ? ((uint64_t)k - thresh - b->pmi_skid) / n : 0;
+    uint64_t hi = (uint64_t)k / thresh;
+    CHECK(st.pmis >= lo && st.pmis <= hi, "%lu PMIs for %ld records, allowed %lu..%lu (%s)",
+          st.pmis, k, lo, hi, b->name);
+    /* The known code's records, with the PMIs' and handlers' taken out, are the chain's. */
+    struct trace_split sp;
+    size_t nc = trace_split(got, (size_t)k, split, &sp);
+    split_within_bounds(&sp, st.pmis);
+    CHECK(sp.pmi_entry <= st.pmis && sp.iretq <= st.pmis,
+          "%lu PMI entry and %lu IRETQ records for %lu PMIs", sp.pmi_entry, sp.iretq, st.pmis);
+    if (!pmi_is_nmi() && b->fixed_pmi_entry_recorded)
+        CHECK(sp.pmi_entry == st.pmis, "%lu PMI entry records for %lu fixed-delivery PMIs",
+              sp.pmi_entry, st.pmis);
+    CHECK_EQ(sp.escapes, 0); /* branches only: no timestamps */
+    struct expect code_only = code;
+    exp_match(split, nc, &code_only);
     trace_teardown(&t);
 }
 
@@ -132,6 +168,7 @@ TEST(ds, pmi_count, "interrupt mode: the expected number of PMIs, each at the th
     pmi_case(16, 8);
     pmi_case(16, 15); /* threshold = maximum - 1 record */
     pmi_case(32, 30);
+    pmi_case(64, 40); /* headroom for any skid the profiles allow */
     /* The 2-record minimum in interrupt mode has its threshold at 1 record. With fixed
      * delivery the PMI's own IRETQ record (kernel recording is on) reaches that threshold
      * again at once, an endless PMI stream on hardware as on the model; with NMI delivery the
@@ -140,6 +177,132 @@ TEST(ds, pmi_count, "interrupt mode: the expected number of PMIs, each at the th
         pmi_case(2, 1);
     else
         test_diag("2-record interrupt mode: checked with pmi=nmi (make check runs it)");
+}
+
+/* The threshold once more, with another code shape and without exp_with_pmis(): tc_spin(passes)
+ * gives passes + 3 records (bts_run's two, passes - 1 JNZs, the return, the disabling call). */
+#define EDGE_HW     128
+#define EDGE_THRESH 100
+
+/* The threshold interrupt's handler, wrapped: on every delivery of ours (index at or past the
+ * threshold) LVT PC must already be masked, as the local APIC does when it delivers a
+ * performance-monitoring interrupt (SDM Vol. 3A, "Local Vector Table", the mask bit). */
+static trap_handler_t edge_pmi_handler;
+static uint64_t edge_ours, edge_masked;
+
+static void edge_pmi_probe(struct trap_frame *f)
+{
+    const struct ds_area *ds = loaded_ds_area();
+    if (ds && ds->bts_index >= ds->bts_thresh) {
+        edge_ours++;
+        edge_masked += (apic_read(APIC_LVT_PC) & APIC_LVT_MASKED) != 0;
+    }
+    edge_pmi_handler(f);
+}
+
+static void edge_run(uint64_t passes, uint64_t want_pmis)
+{
+    const struct bts_bounds *b = bts_bounds();
+    struct bts_config cfg = cfg_interrupt(EDGE_HW, EDGE_THRESH, MAX_RECORDS, BTS_POLICY_STOP,
+                                          BTS_EVENTS_BRANCHES, BTS_CPL_KERNEL);
+    struct bts_trace t;
+    if (!trace_setup(&t, &cfg))
+        return;
+    struct expect e;
+    exp_init(&e, want, MAX_RECORDS);
+    exp_prologue(&e, tc_spin);
+    for (uint64_t i = 1; i < passes; i++)
+        exp_add(&e, LBL(tc_spin_jnz), LBL(tc_spin_top));
+    exp_return(&e, tc_spin_ret);
+    exp_epilogue(&e);
+    unsigned vec = pmi_is_nmi() ? VEC_NMI : VEC_PMI;
+    edge_ours = edge_masked = 0;
+    edge_pmi_handler = trap_set_handler(vec, edge_pmi_probe);
+    bts_run(&t, (void (*)(void *))tc_spin, (void *)passes);
+    trap_set_handler(vec, edge_pmi_handler);
+    CHECK(edge_ours == want_pmis && edge_masked == edge_ours,
+          "%lu threshold interrupts delivered, %lu of them with LVT PC masked, expected %lu",
+          edge_ours, edge_masked, want_pmis);
+    struct bts_status st;
+    CHECK_EQ(bts_status(&t, &st), 0);
+    int64_t k = trace_collect(&t, got, MAX_RECORDS);
+    test_info("%zu records, threshold %u: %lu PMIs, expected %lu", e.n, EDGE_THRESH, st.pmis,
+              want_pmis);
+    CHECK(st.pmis == want_pmis, "%zu records with the threshold at %u: %lu PMIs, expected %lu", e.n,
+          EDGE_THRESH, st.pmis, want_pmis);
+    if (k < 0) {
+        trace_teardown(&t);
+        return;
+    }
+    struct trace_split sp;
+    size_t nc = trace_split(got, (size_t)k, split, &sp);
+    split_within_bounds(&sp, st.pmis);
+    exp_match(split, nc, &e);
+    if (want_pmis && !pmi_is_nmi()) {
+        /* Where the PMI's entry record sits in the trace: after exactly the threshold's
+         * records, or up to the skid later. Nothing interrupts before it, so no handler
+         * record can come first. */
+        int64_t at = 0;
+        while (at < k && got[at].to != trap_stub_address(VEC_PMI))
+            at++;
+        CHECK(at >= EDGE_THRESH && at <= EDGE_THRESH + (int64_t)b->pmi_skid,
+              "the PMI's entry record is record %ld, allowed %u..%u (%s)", at, EDGE_THRESH,
+              EDGE_THRESH + b->pmi_skid, b->name);
+    } else if (want_pmis) {
+        CHECK(st.pmi_at_min >= EDGE_THRESH && st.pmi_at_max <= EDGE_THRESH + b->pmi_skid,
+              "the PMI found the index at %lu..%lu records, allowed %u..%u (%s)", st.pmi_at_min,
+              st.pmi_at_max, EDGE_THRESH, EDGE_THRESH + b->pmi_skid, b->name);
+    }
+    trace_teardown(&t);
+}
+
+TEST(ds, threshold_edge,
+     "one record below the threshold: no PMI; past it: one, at the threshold, LVT PC masked", 0)
+{
+    if (!bts_require())
+        return;
+    edge_run(EDGE_THRESH - 4, 0); /* threshold - 1 records */
+    edge_run(EDGE_THRESH + 8, 1); /* the threshold reached inside the loop, once */
+}
+
+/* A trace's hardware index survives switching away and back: the incoming trace goes on where
+ * it stopped (the rule bts.task.isolation checks with tasks, here with ds_switch alone). */
+TEST(ds, switch_index, "switching back to a circular trace resumes at its own index", 0)
+{
+    if (!bts_require())
+        return;
+    struct bts_config cfg = cfg_circular(256, BTS_CPL_KERNEL);
+    struct bts_trace a, b;
+    if (!trace_setup(&a, &cfg))
+        return;
+    struct expect ea, eb;
+    exp_init(&ea, want, MAX_RECORDS);
+    chain_expect(&ea);
+    exp_prologue(&ea, tc_spin);
+    exp_add(&ea, LBL(tc_spin_jnz), LBL(tc_spin_top));
+    exp_return(&ea, tc_spin_ret);
+    exp_epilogue(&ea);
+    exp_init(&eb, plain, MAX_RECORDS);
+    chain_expect(&eb);
+    bts_run(&a, (void (*)(void *))tc_chain, NULL);
+    uint64_t a_index = loaded_ds_area()->bts_index;
+    if (!trace_setup(&b, &cfg)) {
+        trace_teardown(&a);
+        return;
+    }
+    bts_run(&b, (void (*)(void *))tc_chain, NULL);
+    CHECK_EQ(bts_attach(&a), 0);
+    CHECK_EQ(loaded_ds_area()->bts_index, a_index);
+    bts_run(&a, (void (*)(void *))tc_spin, (void *)2);
+    int64_t k = trace_collect_code(&a, got, MAX_RECORDS);
+    if (k >= 0)
+        exp_match(got, (size_t)k, &ea);
+    CHECK_EQ(bts_attach(&b), 0);
+    k = trace_collect_code(&b, got, MAX_RECORDS);
+    if (k >= 0)
+        exp_match(got, (size_t)k, &eb);
+    trace_teardown(&b);
+    trace_teardown(&a);
 }
 
 TEST(ds, disable_enable_clear, "disable stops at once, enable resumes, clear empties", 0)
@@ -272,36 +435,95 @@ TEST(ds, switch_writes,
     trace_teardown(&t);
 }
 
-TEST(ds, api, "get, get range, drain: decoded records in order", 0)
+/* Decoded events back in record form, so they can be sorted and compared like raw records. */
+static size_t events_to_records(const struct bts_event *ev, size_t n, struct bts_record *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (ev[i].kind == BTS_EV_BRANCH)
+            out[i] = (struct bts_record){ev[i].from, ev[i].to, 0};
+        else
+            out[i] = bts_timestamp_record(ev[i].kind == BTS_EV_ARRIVE ? BTS_Q_ARRIVE : BTS_Q_DEPART,
+                                          ev[i].tsc);
+    }
+    return n;
+}
+
+/* What one API call returned, against the labels of the code that ran, with no PMI in
+ * between: exactly under exact bounds; otherwise its known-code records exactly and the rest
+ * within the bounds. */
+static void api_matches(const char *what, const struct bts_event *ev, size_t n,
+                        const struct expect *e)
+{
+    static struct bts_record rec[MAX_RECORDS];
+    size_t k = events_to_records(ev, n, rec);
+    test_info("%s: %zu records against %zu labels", what, n, e->n);
+    if (bts_bounds()->interrupt_records_exact) {
+        if (!exp_match(rec, k, e))
+            test_diag("(in %s)", what);
+        return;
+    }
+    struct trace_split sp;
+    size_t nc = trace_split(rec, k, split, &sp);
+    split_within_bounds(&sp, 0);
+    CHECK(sp.pmi_entry + sp.iretq + sp.escapes == 0, "%s: %lu PMI and %lu timestamp records", what,
+          sp.pmi_entry + sp.iretq, sp.escapes);
+    if (!exp_match(split, nc, e))
+        test_diag("(in %s)", what);
+}
+
+TEST(ds, api, "get, get range, drain: the decoded records are the code's labels, in order", 0)
 {
     if (!bts_require())
         return;
+    /* 256 records, the default threshold well above the chain's: no PMI while it runs. */
     struct bts_config cfg =
-        cfg_interrupt(64, 0, 512, BTS_POLICY_WRAP, BTS_EVENTS_BRANCHES, BTS_CPL_KERNEL);
+        cfg_interrupt(256, 0, 512, BTS_POLICY_WRAP, BTS_EVENTS_BRANCHES, BTS_CPL_KERNEL);
     struct bts_trace t;
     if (!trace_setup(&t, &cfg))
         return;
+    struct expect e, head, rest;
+    exp_init(&e, want, MAX_RECORDS);
+    chain_expect(&e);
+    CHECK(e.n > 10 && e.n < 256 - 16, "the chain's %zu records must fit below the threshold", e.n);
+    exp_init(&head, want, 10);
+    head.n = 10;
+    exp_init(&rest, want + 10, MAX_RECORDS - 10);
+    rest.n = e.n - 10;
+
     bts_run(&t, (void (*)(void *))tc_chain, NULL);
+    struct bts_status st;
+    CHECK_EQ(bts_status(&t, &st), 0);
+    CHECK_EQ(st.pmis, 0);
     uint64_t n = bts_count(&t);
-    CHECK(n >= TC_CHAIN_LEN, "%lu records", n);
     static struct bts_event ev[MAX_RECORDS];
     int64_t k = bts_get_range(&t, 0, n, ev);
     CHECK_EQ(k, n);
-    struct bts_event one;
-    for (uint64_t i = 0; i < n && k > 0; i++) {
-        CHECK_EQ(bts_get(&t, i, &one), 0);
-        CHECK(one.kind == BTS_EV_BRANCH && one.from == ev[i].from && one.to == ev[i].to,
-              "get(%lu) differs from get_range", i);
-    }
-    struct bts_status st;
-    CHECK_EQ(bts_status(&t, &st), 0);
+    if (k > 0)
+        api_matches("bts_get_range", ev, (size_t)k, &e);
+    for (uint64_t i = 0; i < n; i++)
+        CHECK_EQ(bts_get(&t, i, &ev[i]), 0);
+    api_matches("bts_get", ev, n, &e);
+    CHECK_EQ(bts_get(&t, n, &ev[0]), E_NOENT);
     CHECK(st.count == n && st.lost == 0 && !st.enabled, "status: count %lu lost %lu", st.count,
           st.lost);
+    /* Drained in two parts: the oldest 10, then the rest, each the labels' part. */
     int64_t d = bts_drain(&t, ev, 10);
     CHECK_EQ(d, 10);
+    if (d == 10 && bts_bounds()->interrupt_records_exact)
+        api_matches("bts_drain (first 10)", ev, 10, &head);
     CHECK_EQ(bts_count(&t), n - 10);
-    d = bts_drain(&t, ev, MAX_RECORDS);
-    CHECK_EQ(d, n - 10);
+    static struct bts_event ev2[MAX_RECORDS];
+    int64_t d2 = bts_drain(&t, ev2, MAX_RECORDS);
+    CHECK_EQ(d2, n - 10);
+    if (d == 10 && d2 >= 0) {
+        if (bts_bounds()->interrupt_records_exact) {
+            api_matches("bts_drain (the rest)", ev2, (size_t)d2, &rest);
+        } else {
+            /* Handler records may sit anywhere: the two parts are checked as one. */
+            memcpy(&ev[10], ev2, (size_t)d2 * sizeof(ev2[0]));
+            api_matches("bts_drain", ev, 10 + (size_t)d2, &e);
+        }
+    }
     CHECK_EQ(bts_count(&t), 0);
     trace_teardown(&t);
 }
@@ -400,12 +622,19 @@ TEST(ds, spurious_pmi, "a PMI with the index below the threshold is counted and 
 #define STREAM_RING     4096
 
 struct stream_check {
-    uint64_t seen;        /* records looked at */
-    uint64_t jnz;         /* loop records matched, in order */
-    uint64_t pmi_records; /* PMI entry and IRETQ records */
-    uint64_t bad;         /* records that fit nowhere */
-    uint64_t foreign;     /* records with neither end in known code */
-    int stage;            /* 0 prologue, 1 loop, 2 after the loop */
+    uint64_t seen;       /* records looked at */
+    uint64_t jnz;        /* loop records matched, in order */
+    uint64_t edges;      /* bts_run's records around the loop, matched with its labels */
+    uint64_t pmi_entry;  /* PMI entry records (the PMI's vector, from the known code) */
+    uint64_t iretq;      /* IRETQ records back into the known code */
+    uint64_t handler;    /* handler records: kernel text outside the known code */
+    uint64_t escapes;    /* timestamp records */
+    uint64_t bad;        /* records that fit nowhere */
+    int stage;           /* 0 prologue, 1 loop, 2 after the loop */
+    uint64_t last_entry; /* `from` of the last PMI entry record not yet returned from */
+    uint64_t unpaired;   /* IRETQ records that do not return where the last entry came from */
+    struct expect edge;  /* bts_run's prologue, the loop's return and the epilogue */
+    struct bts_record edge_rec[4];
     struct bts_record first_bad;
 };
 
@@ -413,26 +642,32 @@ static void stream_feed(struct stream_check *c, const struct bts_record *r, int6
 {
     for (int64_t i = 0; i < n; i++, c->seen++) {
         const struct bts_record *x = &r[i];
-        if (x->to == trap_stub_address(VEC_PMI) || x->from == LBL(isr_iretq)) {
-            c->pmi_records++;
-            continue;
-        }
-        if (!in_traced_code(x->from) && !in_traced_code(x->to)) {
-            c->foreign++; /* hardware: the handlers' own branches (CPL-0 recording) */
-            continue;
-        }
-        bool ok;
-        if (c->stage == 0 && x->to == LBL(tc_spin)) {
-            ok = true;
-            c->stage = 1;
+        bool ok = true;
+        if (x->from == BTS_ESCAPE) {
+            c->escapes++;
+        } else if (x->to == trap_stub_address(VEC_PMI) && in_traced_code(x->from)) {
+            c->pmi_entry++;
+            c->last_entry = x->from;
+        } else if (x->from == LBL(isr_iretq) && in_traced_code(x->to)) {
+            c->iretq++;
+            c->unpaired += x->to != c->last_entry;
+            c->last_entry = 0;
+        } else if (!in_traced_code(x->from) && !in_traced_code(x->to)) {
+            ok = x->from >= LBL(_text_start) && x->from < LBL(_text_end) &&
+                 x->to >= LBL(_text_start) && x->to < LBL(_text_end);
+            c->handler += ok;
         } else if (c->stage == 1 && x->from == LBL(tc_spin_jnz)) {
             ok = x->to == LBL(tc_spin_top);
             c->jnz += ok;
-        } else if (c->stage == 1 && x->from == LBL(tc_spin_ret)) {
-            ok = x->to == LBL(bts_run_returned);
-            c->stage = 2;
         } else {
-            ok = c->stage != 1; /* the prologue and epilogue are checked elsewhere */
+            /* bts_run's records: two before the loop, its return and the epilogue after. */
+            ok = c->edges < c->edge.n && x->from == c->edge.rec[c->edges].from &&
+                 x->to == c->edge.rec[c->edges].to;
+            c->edges += ok;
+            if (ok && c->edges == 2)
+                c->stage = 1;
+            if (ok && c->edges == 3)
+                c->stage = 2;
         }
         if (!ok && c->bad++ == 0)
             c->first_bad = *x;
@@ -459,6 +694,10 @@ TEST(ds, stream, "stream: 1,000,000 branches through a 64-record buffer, none lo
     if (!trace_setup(&t, &cfg))
         return;
     struct stream_check c = {0};
+    exp_init(&c.edge, c.edge_rec, 4);
+    exp_prologue(&c.edge, tc_spin);
+    exp_return(&c.edge, tc_spin_ret);
+    exp_epilogue(&c.edge);
     bts_set_callbacks(&t, stream_drain, NULL, &c);
     uint64_t t0 = rdtsc();
     bts_run(&t, (void (*)(void *))tc_spin, (void *)(STREAM_BRANCHES + 1));
@@ -466,19 +705,46 @@ TEST(ds, stream, "stream: 1,000,000 branches through a 64-record buffer, none lo
     stream_drain(&t, &c);
     struct bts_status st;
     bts_status(&t, &st);
+    const struct bts_bounds *b = bts_bounds();
     test_diag("stream: %lu branches in %lu ms, %lu PMIs, %lu tracer drains, %lu lost", c.jnz,
               us / 1000, st.pmis, st.stream_waits, st.lost);
+    test_diag("stream: %lu records: %lu loop, %lu bts_run, %lu PMI entry, %lu IRETQ, %lu handler, "
+              "%lu timestamp, %lu unaccounted",
+              c.seen, c.jnz, c.edges, c.pmi_entry, c.iretq, c.handler, c.escapes, c.bad);
     CHECK_EQ(st.lost, 0);
     CHECK_EQ(c.jnz, STREAM_BRANCHES);
+    CHECK_EQ(c.edges, c.edge.n);
     CHECK(c.stage == 2, "the loop's return was never seen");
-    CHECK(c.bad == 0, "%lu records out of order, first %#lx -> %#lx", c.bad, c.first_bad.from,
-          c.first_bad.to);
-    CHECK(st.pmis >= STREAM_BRANCHES / STREAM_HW, "only %lu PMIs", st.pmis);
-    if (!pmi_is_nmi() && bts_profile()->pmi_skid_max == 0 &&
-        bts_profile()->handler_records == BTS_NEVER)
-        CHECK_EQ(c.pmi_records, 2 * st.pmis);
-    if (bts_profile()->handler_records == BTS_NEVER)
-        CHECK(c.foreign == 0, "%lu records outside the known code", c.foreign);
+    CHECK(c.bad == 0,
+          "%lu records out of order or outside known and kernel code, first %#lx -> %#lx", c.bad,
+          c.first_bad.from, c.first_bad.to);
+    CHECK_EQ(c.escapes, 0); /* branches only: no timestamps */
+    /* Every record is one of these: a record lost or added anywhere shows here. */
+    CHECK_EQ(c.seen, c.jnz + c.edges + c.pmi_entry + c.iretq + c.handler + c.escapes + c.bad);
+    /* Each PMI finds at least the threshold and at most the buffer; what the last one leaves
+     * is below the threshold plus the skid. */
+    uint64_t tail = STREAM_THRESH + b->pmi_skid;
+    uint64_t lo = c.seen > tail ? (c.seen - tail) / STREAM_HW : 0, hi = c.seen / STREAM_THRESH;
+    CHECK(st.pmis >= lo && st.pmis <= hi, "%lu PMIs for %lu records, allowed %lu..%lu (%s)",
+          st.pmis, c.seen, lo, hi, b->name);
+    uint64_t per_pmi = pmi_is_nmi() ? 0 : 1;
+    if (b->interrupt_records_exact) {
+        CHECK(c.pmi_entry == per_pmi * st.pmis && c.iretq == per_pmi * st.pmis,
+              "%lu PMI entry and %lu IRETQ records for %lu PMIs (%s delivery: %lu each)",
+              c.pmi_entry, c.iretq, st.pmis, pmi_is_nmi() ? "NMI" : "fixed", per_pmi);
+        CHECK(c.unpaired == 0, "%lu IRETQ records not returning where their PMI came from",
+              c.unpaired);
+    } else {
+        CHECK(c.pmi_entry <= st.pmis && c.iretq <= st.pmis,
+              "%lu PMI entry and %lu IRETQ records for %lu PMIs (at most one each)", c.pmi_entry,
+              c.iretq, st.pmis);
+    }
+    if (!pmi_is_nmi() && b->fixed_pmi_entry_recorded)
+        CHECK(c.pmi_entry == st.pmis, "%lu PMI entry records for %lu fixed-delivery PMIs",
+              c.pmi_entry, st.pmis);
+    uint64_t hmax = b->handler_records ? b->handler_records_max * st.pmis : 0;
+    CHECK(c.handler <= hmax, "%lu handler records, at most %lu allowed (%s)", c.handler, hmax,
+          b->name);
     trace_teardown(&t);
 }
 

@@ -616,6 +616,7 @@ class EndToEnd(unittest.TestCase):
         suites = ET.parse(junit).getroot().findall("testsuite")
         self.assertEqual([s.get("name") for s in suites], ["direct", "bios"])
         self.assertEqual(len(suites[0].findall("testcase")), 4)
+        self.assertTrue(all(c.get("time") for c in suites[0].findall("testcase")))    # per-test times
         self.assertEqual(len(suites[0].findall("testcase/skipped")), 1)
         self.assertTrue(os.path.exists(os.path.join(self.dir, "logs", "direct.log")))
 
@@ -692,6 +693,23 @@ class Supervise(unittest.TestCase):
                 time.sleep(0.1)
             else:
                 self.fail("grandchild survived")
+
+    def test_result_times(self) -> None:
+        """Each result line's arrival is timed from the start: the JUnit per-test times."""
+        with tempfile.TemporaryDirectory() as d:
+            log, out = Path(d, "log"), Path(d, "out")
+            script = textwrap.dedent(f"""
+                import time
+                f = open({str(log)!r}, "w", buffering=1)
+                f.write("1..2\\n    ok 1 nested\\nok 1 a\\n")
+                time.sleep(0.6)
+                f.write("# diag\\nnot ok 2 b\\n# 1 passed, 1 failed, 0 skipped\\n")
+            """)
+            at: list[float] = []
+            self.assertEqual(runner.supervise([sys.executable, "-c", script], log, out, timeout=30,
+                                              grace=5, result_at=at), (0, None))
+            self.assertEqual(len(at), 2, at)        # the nested result is not one of the run's
+            self.assertGreaterEqual(at[1] - at[0], 0.5, at)
 
     def test_timeout_runaway_and_stream(self) -> None:
         with tempfile.TemporaryDirectory() as d:

@@ -47,6 +47,11 @@ def is_summary(line: str) -> bool:
     return _SUMMARY.fullmatch(clean(line)) is not None
 
 
+def is_result(line: str) -> bool:
+    """A top-level result line ("ok N ..." or "not ok N ...")."""
+    return _RESULT.fullmatch(clean(line)) is not None
+
+
 @dataclass
 class Result:
     number: int

@@ -82,6 +82,7 @@ class Run:
     reasons: list[str] = field(default_factory=list)
     run_problem: bool = False
     kernel_code: int | None = None
+    result_at: list[float] = field(default_factory=list)   # seconds from start to each result line
 
 
 # ------------------------------------------------------------------ options
@@ -298,12 +299,15 @@ def kill_group(proc: "subprocess.Popen[bytes]") -> None:
 
 def supervise(cmd: Sequence[str], log: Path, out: Path, timeout: float, grace: float,
               stream: str | None = None, env: Mapping[str, str] | None = None,
-              on_poll: Callable[[bool], None] | None = None) -> tuple[int | None, str | None]:
+              on_poll: Callable[[bool], None] | None = None,
+              result_at: list[float] | None = None) -> tuple[int | None, str | None]:
     """Run cmd; stop it at timeout, or grace s after the summary line.
 
     Returns (exit status, None) or (None, key of STOPS).  With stream set,
     complete serial lines are printed as they arrive (escapes removed).
-    on_poll(exited), if given, is called at every poll.
+    on_poll(exited), if given, is called at every poll.  result_at, if given,
+    gets the time since the start at which each result line arrived (to 0.1 s,
+    the poll interval): the JUnit report's per-test times.
     """
     with open(out, "wb") as out_file:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out_file,
@@ -327,6 +331,8 @@ def supervise(cmd: Sequence[str], log: Path, out: Path, timeout: float, grace: f
             for line in (ktap.clean(raw.decode("utf-8", "replace")) for raw in lines):
                 if stream is not None and line:     # no GRUB screen clears on a terminal
                     say(stream + line)
+                if result_at is not None and ktap.is_result(line):
+                    result_at.append(time.monotonic() - start)
                 if summary_at is None and ktap.is_summary(line):
                     summary_at = time.monotonic()
             if exited:
@@ -461,7 +467,7 @@ def run_config(config: str, opts: Options, accel: str) -> Run:
                 gate = bochs.RfbGate(p.bochslog)
             timeout = opts.timeout or (bochs.TIMEOUT if is_bochs else QEMU_TIMEOUT)
             run.status, run.stop = supervise(cmd, p.log, p.out, timeout, grace, stream,
-                                             env, gate.poll if gate else None)
+                                             env, gate.poll if gate else None, run.result_at)
     except OSError as e:
         run.extra.append(f"cannot start {cmd[0]}: {e}")
     finally:
@@ -497,8 +503,12 @@ def write_junit(path: Path, runs: Sequence[Run], expect: Mapping[str, str]) -> N
         _, f, s = tally(run, expect)
         suite = ET.SubElement(root, "testsuite", name=run.config, tests=str(len(run.report.results) + 1),
                               failures=str(f), skipped=str(s), time="%.1f" % run.seconds)
-        for r in run.report.results:
+        # A test's time: from the previous result line (or the start of the run) to its own.
+        ends = run.result_at if len(run.result_at) == len(run.report.results) else []
+        for i, r in enumerate(run.report.results):
             case = ET.SubElement(suite, "testcase", classname=f"btsx.{run.config}", name=r.name)
+            if ends:
+                case.set("time", "%.1f" % (ends[i] - (ends[i - 1] if i else 0.0)))
             text = "\n".join(r.diag)
             if not acceptable(r, expect):
                 want = expected_outcome(r.name, expect) or "pass or skip"

@@ -43,6 +43,10 @@ static bool selftest; /* also run the tests built to go wrong (TEST_FLAG_SELFTES
 OPTION_FLAG("selftest", selftest);
 static bool dump;
 OPTION_FLAG("dump", dump);
+/* The long tests' volume: full, or a tenth of it where an emulator steps slowly (Bochs: a
+ * million single steps take minutes) and the run is about the CPU model, not the volume. */
+static int volume_div = 1;
+OPTION_CHOICE("volume", volume_div, {"full", 1}, {"quick", 10});
 
 static struct ktap ktap;
 static const struct test_case *running;
@@ -157,6 +161,12 @@ bool test_dump_traces(void)
 uint64_t test_seed(void)
 {
     return seed;
+}
+
+uint64_t test_volume(uint64_t full)
+{
+    uint64_t n = full / (uint64_t)volume_div;
+    return n ? n : 1;
 }
 
 uint64_t test_rand(void)
@@ -301,6 +311,7 @@ static void print_header(const char *cmdline)
     header_line("screen: %s %ux%u", console_screen_name(), boot_info.fb.width, boot_info.fb.height);
     header_line("cmdline: %s", cmdline);
     header_line("seed: %lu", seed);
+    header_line("volume: %s", volume_div == 1 ? "full" : "quick (the long tests run a tenth)");
     header_line("apic: %s%s, timer %lu Hz (%s), tsc %lu Hz", apic_is_x2apic() ? "x2apic" : "xapic",
                 apic_note(), apic_timer_hz(), apic_timer_source(), tsc_hz());
     header_line("watchdog: %s", nmi_watchdog_describe());

@@ -28,6 +28,7 @@ static const char *const documented[] = {
     "tests",    "backend",      "seed",  "verbose",    "exit",
     "selftest", "pmi",          "apic",  "clock",      "console",
     "dump",     "model.layout", "model", "model.skid", "model.offos_returns",
+    "volume",
 };
 
 static const struct cmdline_option *option(const char *name)

@@ -616,7 +616,7 @@ TEST(ds, spurious_pmi, "a PMI with the index below the threshold is counted and 
 }
 
 /* Stream: the tracer (this test) verifies the records as the ring fills. */
-#define STREAM_BRANCHES 1000000ULL
+#define STREAM_BRANCHES test_volume(1000000)
 #define STREAM_HW       64
 #define STREAM_THRESH   48
 #define STREAM_RING     4096
@@ -684,7 +684,8 @@ static int stream_drain(struct bts_trace *t, void *arg)
     return 0;
 }
 
-TEST(ds, stream, "stream: 1,000,000 branches through a 64-record buffer, none lost", 600000)
+TEST(ds, stream, "stream: 1,000,000 branches (volume=full) through a 64-record buffer, none lost",
+     600000)
 {
     if (!bts_require())
         return;

@@ -74,6 +74,9 @@ bool test_expect_fault(void (*fn)(void *), void *arg, struct fault_info *fault);
 /* The run's pseudo-random numbers (xorshift64*, seeded from `seed=`). */
 uint64_t test_rand(void);
 uint64_t test_seed(void);
+/* How much of a long test's full volume (a count of branches, rounds, ...) this run does:
+ * volume=quick scales it down to a tenth (at least 1). */
+uint64_t test_volume(uint64_t full);
 
 /* Hooks run after every test, whatever its outcome, to put shared state back (disable
  * tracing, EOI abandoned interrupts, ...). Registered like tests, in their own section. */

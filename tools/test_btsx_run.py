@@ -400,6 +400,19 @@ class Commands(unittest.TestCase):
         self.assertNotIn("-fw_cfg", cmd)
         self.assertEqual(cmd[cmd.index("-kernel") + 1], "/b/btsx32.elf")
 
+    def test_config_append(self) -> None:
+        opts = runner.parse_args(["--append", "tests=a.*", "--config-append", "bochs=volume=quick",
+                                  "--config-append", "uefi=verbose"])
+        self.assertEqual(opts.append_for("bochs"), "tests=a.* volume=quick")
+        self.assertEqual(opts.append_for("uefi"), "tests=a.* verbose")
+        self.assertEqual(opts.append_for("direct"), "tests=a.*")
+        self.assertEqual(runner.parse_args(["--config-append", "bios=x"]).append_for("bios"), "x")
+        for bad in (["--config-append", "bochs"], ["--config-append", "nosuch=x"],
+                    ["--config-append", "bios=a", "--config-append", "bios=b"]):
+            with self.subTest(bad=bad), contextlib.redirect_stderr(io.StringIO()), \
+                    self.assertRaises(SystemExit):
+                runner.parse_args(bad)
+
     def test_iso_uses_fw_cfg_with_escaped_commas(self) -> None:
         cmd = runner.qemu_command("bios", self.p, "tests=a,b", "tcg")
         self.assertNotIn("-append", cmd)

@@ -96,6 +96,7 @@ class Options:
     logdir: Path
     tag: str
     append: str
+    config_append: Mapping[str, str]
     accel: str
     timeout: float | None
     jobs: int
@@ -109,6 +110,10 @@ class Options:
 
     def files(self, config: str) -> RunFiles:
         return RunFiles.of(self.build, self.logdir, self.tag, config)
+
+    def append_for(self, config: str) -> str:
+        """The kernel command line for one configuration: --append, then its --config-append."""
+        return " ".join(a for a in (self.append, self.config_append.get(config, "")) if a)
 
 
 def parse_args(argv: Sequence[str] | None) -> Options:
@@ -124,6 +129,9 @@ def parse_args(argv: Sequence[str] | None) -> Options:
     p.add_argument("--logdir", help="serial logs go here (default BUILD/logs)")
     p.add_argument("--tag", default="", help="prefix log file names with TAG-")
     p.add_argument("--append", default="", help="kernel command line, e.g. 'tests=boot.* verbose'")
+    p.add_argument("--config-append", action="append", default=[], metavar="CONFIG=ARGS",
+                   help="more kernel options for one configuration, after --append's "
+                   "(e.g. 'bochs=volume=quick'); repeatable")
     p.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto")
     p.add_argument("--timeout", type=float, help="seconds per configuration (default "
                    f"{QEMU_TIMEOUT} under QEMU, {bochs.TIMEOUT} under Bochs)")
@@ -151,6 +159,13 @@ def parse_args(argv: Sequence[str] | None) -> Options:
         expect_header = parse_expect_header(ns.expect_header)
     except ValueError as e:
         p.error(str(e))
+    config_append: dict[str, str] = {}
+    for item in ns.config_append:
+        name, sep, args = item.partition("=")
+        if not sep or name not in CONFIGS or name in config_append:
+            p.error(f"--config-append {item!r}: expected CONFIG=ARGS, once per configuration, "
+                    f"CONFIG one of {', '.join(CONFIGS)}")
+        config_append[name] = args
     if ns.jobs < 1 or (ns.timeout is not None and ns.timeout <= 0):
         p.error("-j and --timeout must be positive")
     build = Path(ns.build)
@@ -158,7 +173,8 @@ def parse_args(argv: Sequence[str] | None) -> Options:
     if any("," in os.path.abspath(d) for d in (logdir, build)):
         p.error("the build and log directories must not contain ',' (QEMU option syntax)")
     return Options(configs=configs, list_configs=ns.list_configs, build=build, logdir=logdir,
-                   tag=ns.tag, append=ns.append, accel=ns.accel, timeout=ns.timeout,
+                   tag=ns.tag, append=ns.append, config_append=config_append, accel=ns.accel,
+                   timeout=ns.timeout,
                    jobs=ns.jobs, junit=Path(ns.junit) if ns.junit else None, expect=expect,
                    expect_exit=ns.expect_exit, expect_header=expect_header,
                    no_prove=ns.no_prove, verbose=ns.verbose,
@@ -249,7 +265,7 @@ def missing_prerequisites(opts: Options) -> list[str]:
         need = [p.elf] if config == "direct" else [p.iso]   # built by make
         if config == "uefi":
             need += [OVMF_CODE, OVMF_VARS]
-        if config in bochs.CPU and opts.append:     # a per-run ISO carries the options
+        if config in bochs.CPU and opts.append_for(config):     # a per-run ISO carries the options
             need = [p.kelf, bochs.GRUB_CFG]
             if not shutil.which("grub-mkrescue"):
                 problems.append(f"{config}: 'grub-mkrescue' not on PATH (apt-get install grub-common)")
@@ -448,8 +464,8 @@ def run_config(config: str, opts: Options, accel: str) -> Run:
     problem: str | None = None
     if is_bochs:
         iso = p.iso
-        if opts.append:
-            problem, iso = bochs.build_run_iso(p, opts.append), p.runiso
+        if opts.append_for(config):
+            problem, iso = bochs.build_run_iso(p, opts.append_for(config)), p.runiso
         p.bochsrc.write_text(bochs.bochsrc_text(p, bochs.display(), bochs.CPU[config], iso))
         p.rc.write_text("c\n")  # Debian's debugger build stops before the first instruction
         cmd, grace = ["bochs", "-q", "-f", str(p.bochsrc), "-rc", str(p.rc)], float(bochs.GRACE)
@@ -457,7 +473,8 @@ def run_config(config: str, opts: Options, accel: str) -> Run:
     else:
         if config == "uefi":
             shutil.copyfile(OVMF_VARS, p.vars)   # fresh NVRAM every run
-        cmd, grace = qemu_command(config, p, opts.append, accel, opts.qemu), float(QEMU_EXIT_GRACE)
+        cmd = qemu_command(config, p, opts.append_for(config), accel, opts.qemu)
+        grace = float(QEMU_EXIT_GRACE)
     start = time.monotonic()
     try:
         if problem:
@@ -482,7 +499,8 @@ def run_config(config: str, opts: Options, accel: str) -> Run:
         run.extra += [f"emulator said: {t[:160]}" for t in read_text(p.out).strip().splitlines()[-1:]]
     problem = None if opts.no_prove else run_prove(run.report, p.tap)
     run.extra += [problem] if problem else []
-    return judge(run, config, opts.expect, opts.expect_exit, opts.append, opts.expect_header)
+    return judge(run, config, opts.expect, opts.expect_exit, opts.append_for(config),
+                 opts.expect_header)
 
 
 # ------------------------------------------------------------------ output

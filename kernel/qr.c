@@ -491,31 +491,42 @@ static unsigned penalty_line(const struct qr_code *qr, unsigned line, bool verti
     return score;
 }
 
-/* The four rules over the whole symbol, format information included. */
-static unsigned penalty(const struct qr_code *qr)
+/* Rule 2: every 2x2 block of one colour scores N2 (overlapping blocks count separately). */
+static unsigned penalty_blocks(const struct qr_code *qr)
 {
-    unsigned s = qr->size, score = 0, darks = 0, percent, k;
+    unsigned score = 0;
 
-    for (unsigned i = 0; i < s; i++)
-        score += penalty_line(qr, i, false) + penalty_line(qr, i, true);
-
-    /* Rule 2: every 2x2 block of one colour (overlapping blocks count separately). */
-    for (unsigned y = 0; y + 1 < s; y++)
-        for (unsigned x = 0; x + 1 < s; x++) {
+    for (unsigned y = 0; y + 1 < qr->size; y++)
+        for (unsigned x = 0; x + 1 < qr->size; x++) {
             bool c = dark(qr, x, y);
 
             if (dark(qr, x + 1, y) == c && dark(qr, x, y + 1) == c && dark(qr, x + 1, y + 1) == c)
                 score += PENALTY_N2;
         }
+    return score;
+}
 
-    /* Rule 4: the dark share, as a whole percentage rounded to nearest, scores N4 for each
-     * full 5% it is away from 50%. */
+/* Rule 4: the dark share, as a whole percentage rounded to nearest (half up), scores N4 for
+ * each full 5% it is away from 50%. The clause gives the steps, not the rounding; this one is
+ * libqrencode's, so that both choose the same masks. */
+static unsigned penalty_balance(unsigned darks, unsigned total)
+{
+    unsigned percent = (200 * darks + total) / (2 * total);
+
+    return (percent > 50 ? percent - 50 : 50 - percent) / 5 * PENALTY_N4;
+}
+
+/* The four rules over the whole symbol, format information included. */
+static unsigned penalty(const struct qr_code *qr)
+{
+    unsigned s = qr->size, score = 0, darks = 0;
+
+    for (unsigned i = 0; i < s; i++)
+        score += penalty_line(qr, i, false) + penalty_line(qr, i, true);
     for (unsigned y = 0; y < s; y++)
         for (unsigned x = 0; x < s; x++)
             darks += dark(qr, x, y);
-    percent = (200 * darks + s * s) / (2 * s * s);
-    k = (percent > 50 ? percent - 50 : 50 - percent) / 5;
-    return score + k * PENALTY_N4;
+    return score + penalty_blocks(qr) + penalty_balance(darks, s * s);
 }
 
 /* ------------------------------------------------------------------ encoding */

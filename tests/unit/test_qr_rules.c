@@ -130,12 +130,43 @@ static void test_rule_4(void **state)
     assert_int_equal(penalty_balance(243, 441), 10); /* 55.1% */
 }
 
+/* qr_encode() keeps the first mask with the lowest penalty. Every one-byte input at every level
+ * (version 1): the penalties of the eight masks, each forced in turn, against the choice.
+ * Some of these inputs tie between masks, which the first-lowest rule must settle. */
+static void test_mask_choice(void **state)
+{
+    unsigned ties = 0;
+
+    (void)state;
+    for (int l = QR_LEVEL_L; l < QR_LEVELS; l++)
+        for (unsigned b = 0; b < 256; b++) {
+            uint8_t byte = (uint8_t)b;
+            unsigned score[QR_MASKS], best = 0, chosen;
+
+            for (unsigned k = 0; k < QR_MASKS; k++) {
+                assert_int_equal(qr_encode(&m, &byte, 1, (enum qr_level)l, 1, (int)k), 0);
+                score[k] = penalty(&m);
+                if (score[k] < score[best])
+                    best = k;
+            }
+            for (unsigned k = best + 1; k < QR_MASKS; k++)
+                ties += score[k] == score[best];
+            assert_int_equal(qr_encode(&m, &byte, 1, (enum qr_level)l, 1, QR_MASK_AUTO), 0);
+            chosen = m.mask;
+            if (chosen != best)
+                fail_msg("byte 0x%02x level %d: mask %u chosen (penalty %u), mask %u has %u", b, l,
+                         chosen, score[chosen], best, score[best]);
+        }
+    assert_true(ties > 0);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rules_1_and_3),
         cmocka_unit_test(test_rule_2),
         cmocka_unit_test(test_rule_4),
+        cmocka_unit_test(test_mask_choice),
     };
 
     if (argc > 1)

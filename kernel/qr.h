@@ -2,7 +2,7 @@
  * error-correction levels, mask selection by the standard's penalty rules.
  *
  * A pure module: no allocation, no floating point, no large stack frames. The caller owns the
- * struct qr_code (about 11.5 KiB: keep it static, not on a kernel stack), which holds the
+ * struct qr_code (11.3 KiB: keep it static, not on a kernel stack), which holds the
  * module matrix and the codeword workspace for the largest version. docs/qr.md describes the
  * design and its limits.
  */
@@ -20,7 +20,7 @@
 #define QR_SIZE_MAX      QR_SIZE(QR_VERSION_MAX)
 /* One bit per module of the largest symbol. */
 #define QR_BITMAP_BYTES  ((QR_SIZE_MAX * QR_SIZE_MAX + 7) / 8)
-/* Codewords (data and error correction) of the largest symbol. */
+/* Codewords (data and error correction) of the largest symbol: its 29648 free modules / 8. */
 #define QR_CODEWORDS_MAX 3706
 
 /* For qr_encode(): pick the smallest version that fits, or the mask with the lowest penalty. */

@@ -1,8 +1,9 @@
-/* Host tests of the mask penalty rules of kernel/qr.c, one rule at a time on hand-built
+/* Host tests of kernel/qr.c's internals: the mask penalty rules one at a time on hand-built
  * matrices, with the scores worked out from the rules' text (clause "Evaluation of data masking
- * results", as kernel/qr.c states them). test_qr checks the rules only through the mask qrencode
- * picks, and rule 4 rarely decides that (symbols are close to half dark), so this test reaches
- * the file's static functions by including it.
+ * results", as kernel/qr.c states them); the mask choice; the module count behind the codeword
+ * capacity. test_qr checks the rules only through the mask qrencode picks, and rule 4 rarely
+ * decides that (symbols are close to half dark), so this test reaches the file's static
+ * functions by including it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -160,13 +161,34 @@ static void test_mask_choice(void **state)
     assert_true(ties > 0);
 }
 
+/* raw_modules() derives the codeword modules from the pattern sizes; they must be exactly the
+ * modules draw_function_patterns() leaves free, and the largest version must fill, not overrun,
+ * struct qr_code's codeword buffer. */
+static void test_raw_modules(void **state)
+{
+    (void)state;
+    for (unsigned v = QR_VERSION_MIN; v <= QR_VERSION_MAX; v++) {
+        unsigned free_modules = 0;
+
+        matrix_clear();
+        m.version = v;
+        m.size = QR_SIZE(v);
+        draw_function_patterns(&m);
+        for (unsigned i = 0; i < m.size * m.size; i++)
+            free_modules += !bit_get(m.function, i);
+        if (free_modules != raw_modules(v))
+            fail_msg("version %u: %u free modules, raw_modules() says %u", v, free_modules,
+                     raw_modules(v));
+    }
+    assert_int_equal(raw_modules(QR_VERSION_MAX) / 8, QR_CODEWORDS_MAX);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rules_1_and_3),
-        cmocka_unit_test(test_rule_2),
-        cmocka_unit_test(test_rule_4),
-        cmocka_unit_test(test_mask_choice),
+        cmocka_unit_test(test_rules_1_and_3), cmocka_unit_test(test_rule_2),
+        cmocka_unit_test(test_rule_4),        cmocka_unit_test(test_mask_choice),
+        cmocka_unit_test(test_raw_modules),
     };
 
     if (argc > 1)

@@ -302,11 +302,12 @@ static void decode_with_zbar(const char *text)
                  level_letter[qr.level], qr.mask, out, text);
 }
 
-/* Printable text (zbarimg prints what it decodes as text), each mask forced, each level. */
+/* Printable text (zbarimg prints what it decodes as text), the empty one too, each mask forced,
+ * the levels in turn. */
 static void test_zbar_decodes(void **state)
 {
     static char text[1100];
-    static const size_t lengths[] = {1, 20, 77, 300, 1024};
+    static const size_t lengths[] = {0, 1, 20, 77, 300, 1024};
 
     (void)state;
     for (size_t i = 0; i < NELEM(lengths); i++) {

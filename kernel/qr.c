@@ -455,7 +455,9 @@ static void apply_mask(struct qr_code *qr, unsigned mask)
  * indices. Rule 1: each run of five or more modules of one colour scores N1 plus one per
  * module beyond five. Rule 3: a dark:light:dark:light:dark sequence in the ratio 1:1:3:1:1
  * (of any unit f) scores N3 once if a light area of at least 4f precedes or follows it; the
- * quiet zone around the symbol is light, so a pattern reaching an edge has its light area. */
+ * quiet zone around the symbol is light, so a pattern reaching an edge has its light area.
+ * The clause leaves the scaled light area and the edges open; these readings are qrencode's
+ * (docs/qr.md), so that both choose the same masks. */
 static unsigned penalty_line(const struct qr_code *qr, unsigned line, bool vertical)
 {
     uint8_t runs[QR_SIZE_MAX + 1];
@@ -508,7 +510,7 @@ static unsigned penalty_blocks(const struct qr_code *qr)
 
 /* Rule 4: the dark share, as a whole percentage rounded to nearest (half up), scores N4 for
  * each full 5% it is away from 50%. The clause gives the steps, not the rounding; this one is
- * libqrencode's, so that both choose the same masks. */
+ * qrencode's, so that both choose the same masks. */
 static unsigned penalty_balance(unsigned darks, unsigned total)
 {
     unsigned percent = (200 * darks + total) / (2 * total);

@@ -106,7 +106,7 @@ $(B)/btsx.iso: $(B)/btsx.elf grub.cfg tools/mkiso.sh
 # ------------------------------------------------------------------- set-up
 DEB_PKGS := qemu-system-x86 grub-pc-bin grub-efi-amd64-bin grub-common xorriso mtools ovmf \
             bochs bochsbios seabios libcmocka-dev clang lld console-setup-linux python3 gcc \
-            binutils make clang-format mypy flake8
+            binutils make clang-format mypy flake8 qrencode zbar-tools
 deps:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -z "$$missing" ]; then echo "deps: all installed"; exit 0; fi; \

@@ -73,21 +73,23 @@ static struct pmi_sample {
 } pmi_sample;
 static bool pmi_measured;
 static trap_handler_t pmi_handler;
+static unsigned pmi_vec;
 
-/* The PMI as it arrives, before the DS layer's handler: the records stored after the one that
- * reached the threshold (slot PMI_THRESH - 1) that are the traced code's own are the skid; the
- * way into the handler adds others (entry, stub, calls), which are not code records. A PMI that
- * finds the index below the threshold came before the threshold record was stored. */
+/* The PMI as it arrives, before the DS layer's handler. The record that reached the
+ * threshold is the one in slot PMI_THRESH - 1; if that is the entry into this very interrupt
+ * (or the index is still below the threshold) the PMI came before the threshold record. The
+ * records stored after it that are the traced code's own are the skid; the way into the
+ * handler adds others (entry, stub, calls), which are not code records. */
 static void pmi_probe(struct trap_frame *f)
 {
     const struct ds_area *ds = loaded_ds_area();
     if (ds && ds->bts_base) {
         struct pmi_sample *s = &pmi_sample;
-        if (ds->bts_index < ds->bts_thresh) {
+        const struct bts_record *r = (const struct bts_record *)ds->bts_thresh;
+        const struct bts_record *end = (const struct bts_record *)ds->bts_index;
+        if (ds->bts_index < ds->bts_thresh || r[-1].to == trap_stub_address(pmi_vec)) {
             s->after++;
         } else {
-            const struct bts_record *r = (const struct bts_record *)ds->bts_thresh;
-            const struct bts_record *end = (const struct bts_record *)ds->bts_index;
             uint64_t skid = 0;
             for (; r < end; r++)
                 skid += in_traced_code(r->from) && in_traced_code(r->to);
@@ -114,12 +116,12 @@ static bool pmi_measure(void)
     if (!trace_setup(&t, &cfg))
         return false;
     pmi_sample = (struct pmi_sample){0};
-    unsigned vec = pmi_is_nmi() ? VEC_NMI : VEC_PMI;
+    pmi_vec = pmi_is_nmi() ? VEC_NMI : VEC_PMI;
     uint64_t spurious = bts_spurious_pmis();
-    pmi_handler = trap_set_handler(vec, pmi_probe);
+    pmi_handler = trap_set_handler(pmi_vec, pmi_probe);
     for (unsigned run = 0; run < PMI_RUNS && pmi_sample.n < PMI_WANT; run++)
         bts_run(&t, (void (*)(void *))tc_spin, (void *)PMI_LOOPS);
-    trap_set_handler(vec, pmi_handler);
+    trap_set_handler(pmi_vec, pmi_handler);
     struct bts_status st;
     bool ok = CHECK_EQ(bts_status(&t, &st), 0);
     trace_teardown(&t);
@@ -138,8 +140,11 @@ TEST(char, pmi_skid, "how many records late the threshold interrupt comes", 0)
         return;
     const struct pmi_sample *s = &pmi_sample;
     const struct bts_profile *p = bts_profile();
-    if (!CHECK(s->before > 0, "no PMI found the threshold record stored: skid not measurable"))
+    if (s->before == 0) {
+        /* Allowed where the record may follow the PMI (char.threshold_record checks that). */
+        test_skip("none of %lu PMIs found the threshold record stored: no skid after it", s->n);
         return;
+    }
     test_diag("char: pmi_skid_records min=%lu max=%lu n=%lu", s->skid_min, s->skid_max, s->before);
     CHECK(s->skid_max <= p->pmi_skid_max, "a PMI came %lu records late, the %s profile allows %u",
           s->skid_max, p->name, p->pmi_skid_max);

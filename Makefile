@@ -153,7 +153,7 @@ kernel-check: all
 	$(RUNNER) --config $(CONFIGS) -j 2 --junit $(B)/junit.xml
 
 # The hardware path under the model (model=hw): the suites may rely only on the hardware profile.
-HW_TESTS = tests=bts.*,ds.*,bts.task.*
+HW_TESTS = tests=bts.*,ds.*,bts.task.*,char.*
 HW_HEADER = --expect-header 'profile=hw (pmi_skid_max=8 *'
 
 selftest: all
@@ -167,13 +167,16 @@ selftest: all
 	QEMU=$(CURDIR)/tools/qemu-nopit $(RUNNER) --config direct --tag nopit \
 	    --append "selftest=1 tests=apic.*,sched.*,selftest.hang_irqoff" \
 	    --expect selftest.hang_irqoff=timeout --expect-header 'apic=*(hpet; no PIT: *'
-	$(RUNNER) --config direct --tag hwonly --append "backend=hw tests=bts.*,ds.*,sched.*" \
-	    --expect 'bts.*=skip,ds.*=skip,sched.*=pass'
+	$(RUNNER) --config direct --tag hwonly --append "backend=hw tests=bts.*,ds.*,sched.*,char.*" \
+	    --expect 'bts.*=skip,ds.*=skip,sched.*=pass,char.*=skip'
 	$(RUNNER) --config direct --tag netburst --append "model.layout=netburst tests=bts.*,ds.*"
 	$(RUNNER) --config direct --tag hw-seed1 --append "model=hw seed=1 $(HW_TESTS)" $(HW_HEADER)
 	$(RUNNER) --config direct --tag hw-seed2 --append "model=hw seed=2 $(HW_TESTS)" $(HW_HEADER)
 	$(RUNNER) --config direct --tag hw-seed3 --append "model=hw seed=3 $(HW_TESTS)" $(HW_HEADER)
 	$(RUNNER) --config direct --tag hw-nmi --append "model=hw seed=4 pmi=nmi $(HW_TESTS)" $(HW_HEADER)
+	$(RUNNER) --config direct --tag char-narrow \
+	    --append "model=hw model.skid=0 model.offos_returns=never seed=5 tests=char.*" \
+	    --expect-header 'profile=hw (pmi_skid_max=0 *'
 	$(RUNNER) --config direct --tag badskid --append "model.skid=9" --expect-exit 2
 	$(RUNNER) --config bochs-p4 --tag p4 --append "tests=bts.jmp,ds.circular,ds.debugctl_layout,msr.*" \
 	    --expect-header 'backend=*(0xc, netburst layout)*' --expect-header 'debugctl=netburst *'

@@ -6,10 +6,12 @@
  * outside the hardware profile means the profile is wrong; under the model the fact must be
  * what the model's settings make it.
  */
+#include "ds/backend.h"
 #include "ds/bts.h"
 #include "ds/debugctl.h"
 #include "ds/model.h"
 #include "kernel/apic.h"
+#include "kernel/cpu.h"
 #include "kernel/errno.h"
 #include "kernel/trap.h"
 #include "kernel/user.h"
@@ -19,7 +21,9 @@
 #include "tests/test.h"
 #include "tests/usertest.h"
 
-extern const char tc_spin[], tc_int[];
+extern const char tc_spin[], tc_int[], tc_chain[];
+extern const char tc_ipi_xapic[], tc_ipi_xapic_sled[], tc_ipi_xapic_ret[];
+extern const char tc_ipi_x2apic[], tc_ipi_x2apic_sled[], tc_ipi_x2apic_ret[];
 
 #define MAX_RECORDS 1024
 static struct bts_record got[MAX_RECORDS];
@@ -373,4 +377,104 @@ TEST(char, full_buffer, "what a full interrupt-mode buffer does while the PMI is
     /* The model drops the record at a full buffer (store() in ds/model.c, §4). */
     if (bts_backend_is_model())
         CHECK(what[0] == 's', "the model's full buffer %s", what);
+}
+
+/* ------------------------------------------------------------ the DEBUGCTL layout (O9) */
+
+/* Records the loaded trace's buffer gains over one untraced call of tc_chain with DEBUGCTL = v
+ * written through the backend. */
+static uint64_t chain_records(uint64_t v)
+{
+    const struct ds_area *ds = loaded_ds_area();
+    uint64_t before = ds->bts_index;
+    bts_backend()->write_debugctl(v);
+    ((void (*)(void))tc_chain)();
+    bts_backend()->write_debugctl(0);
+    return (ds->bts_index - before) / BTS_RECORD_SIZE;
+}
+
+TEST(char, debugctl_layout, "which DEBUGCTL layout's TR|BTS makes the CPU store records", 0)
+{
+    if (!bts_require())
+        return;
+    const struct debugctl_layout *l = bts_layout();
+    const struct debugctl_layout *other =
+        l == &debugctl_netburst ? &debugctl_core : &debugctl_netburst;
+    struct bts_config cfg = cfg_circular(MAX_RECORDS, BTS_CPL_KERNEL);
+    struct bts_trace t;
+    if (!trace_setup(&t, &cfg))
+        return;
+    bool mine = chain_records(l->tr | l->bts) > 0;
+    /* On silicon the other layout's TR|BTS are reserved bits (#GP) or other controls, so only
+     * the model, whose shadow register takes any value, is asked with them too. */
+    bool tried_other = bts_backend_is_model();
+    bool theirs = tried_other && chain_records(other->tr | other->bts) > 0;
+    trace_teardown(&t);
+    const char *what = mine && theirs ? "both" : mine ? l->name : theirs ? other->name : "none";
+    test_diag("char: debugctl_layout %s tried=%s%s%s", what, l->name, tried_other ? "," : "",
+              tried_other ? other->name : "");
+    CHECK(mine && !theirs, "%s recorded, the layout in use is %s", what, l->name);
+}
+
+/* --------------------------------------------------- where an interrupt lands (§7, O6) */
+
+#define IRQ_RUNS 64
+
+static volatile unsigned ipi_hits;
+static void count_ipi(struct trap_frame *f)
+{
+    (void)f;
+    ipi_hits++;
+    apic_eoi();
+}
+
+/* A self-IPI sent from traced code followed by a sled of one-byte NOPs: the record of its
+ * delivery names the instruction it was taken at, so its offset in the sled is how many
+ * instructions ran after the one that sent it (0: the next instruction, as the model does). */
+TEST(char, irq_landing, "how many instructions after the sending one a self-IPI is taken", 0)
+{
+    if (!bts_require())
+        return;
+    trap_handler_t old = trap_set_handler(VEC_TEST_IPI, count_ipi);
+    bool x2 = apic_is_x2apic();
+    const char *fn = x2 ? tc_ipi_x2apic : tc_ipi_xapic;
+    const char *sled = x2 ? tc_ipi_x2apic_sled : tc_ipi_xapic_sled;
+    const char *ret = x2 ? tc_ipi_x2apic_ret : tc_ipi_xapic_ret;
+    /* xAPIC: RDI = ICR low, RSI = value; x2APIC: RSI = vector (RDI unused). */
+    uint64_t icr = (rdmsr(MSR_IA32_APIC_BASE) & APIC_BASE_ADDR_MASK) + APIC_ICR_LO;
+    uint64_t val = x2 ? VEC_TEST_IPI : (APIC_ICR_SELF | APIC_ICR_ASSERT | VEC_TEST_IPI);
+    uint64_t args[2] = {icr, val};
+    uint64_t n = 0, min = UINT64_MAX, max = 0;
+    for (unsigned run = 0; run < IRQ_RUNS && !test_failed(); run++) {
+        struct bts_config cfg = cfg_circular(MAX_RECORDS, BTS_CPL_KERNEL);
+        struct bts_trace t;
+        if (!trace_setup(&t, &cfg))
+            break;
+        ipi_hits = 0;
+        bts_run(&t, (void (*)(void *))fn, args);
+        int64_t k = trace_collect(&t, got, MAX_RECORDS);
+        trace_teardown(&t);
+        uint64_t at = 0;
+        for (int64_t i = 0; i < k; i++)
+            if (got[i].to == trap_stub_address(VEC_TEST_IPI) && in_traced_code(got[i].from))
+                at = got[i].from;
+        if (!CHECK(ipi_hits == 1 && at >= LBL(sled) && at < LBL(ret),
+                   "run %u: IPI delivered %u times, recorded at %#lx, the sled is %#lx..%#lx", run,
+                   ipi_hits, at, LBL(sled), LBL(ret)))
+            break;
+        uint64_t late = at - LBL(sled);
+        min = late < min ? late : min;
+        max = late > max ? late : max;
+        n++;
+    }
+    trap_set_handler(VEC_TEST_IPI, old);
+    if (test_failed())
+        return;
+    test_diag("char: irq_landing_insns min=%lu max=%lu n=%lu", min, max, n);
+    CHECK(!bts_profile()->irq_lands_exactly || max == 0,
+          "an IPI landed %lu instructions late, the %s profile says it lands exactly", max,
+          bts_profile()->name);
+    /* The model takes an interrupt before the next instruction it would step (§7). */
+    if (bts_backend_is_model())
+        CHECK(max == 0, "the model took an IPI %lu instructions late", max);
 }

@@ -54,6 +54,12 @@ class RealRunsTest(unittest.TestCase):
         self.assertEqual(r.facts["syscall_cpl_filter"], "uses=destination n=2")
         self.assertEqual(r.facts["full_buffer_interrupt_mode"].split()[0], "stops")
         self.assertGreaterEqual(int(fields(r.facts["pmi_skid_records"])["n"]), 512)  # PMI_WANT
+        # The model takes an interrupt at the next instruction it steps (model_trap_entry).
+        self.assertEqual(r.facts["irq_landing_insns"], "min=0 max=0 n=64")
+        # The model records with the layout model.layout chose, and only with that one.
+        layout = fields(r.facts["model"])["layout"]
+        other = {"core": "netburst", "netburst": "core"}[layout]
+        self.assertEqual(r.facts["debugctl_layout"], f"{layout} tried={layout},{other}")
 
     def test_exact(self) -> None:
         r = self.read("exact")  # tests=char.* seed=7
@@ -72,8 +78,8 @@ class RealRunsTest(unittest.TestCase):
         self.assertEqual(r.profile, "hw")
         model = fields(r.facts["model"])
         # model=hw: skid MODEL_HW_SKID (4), returns either (ds/options.h).
-        self.assertEqual((model["skid"], model["offos_returns"], model["seed"]),
-                         ("4", "either", "1"))
+        self.assertEqual((model["skid"], model["offos_returns"], model["seed"], model["layout"]),
+                         ("4", "either", "1", "core"))
         skid = fields(r.facts["pmi_skid_records"])
         self.assertEqual((skid["min"], skid["max"]), ("0", "4"))
         self.assertEqual(r.facts["offos_kernel_to_user_returns"], "sometimes n=48")
@@ -101,7 +107,7 @@ class RealRunsTest(unittest.TestCase):
         head = [c.strip() for c in md[0].strip("|").split("|")]
         self.assertEqual(head[:6], list(bc.FIXED_COLUMNS))
         self.assertIn("pmi_skid_records", head)
-        self.assertEqual(len(head), 6 + 7)  # model + the six measured facts
+        self.assertEqual(len(head), 6 + 9)  # model + the eight measured facts
         self.assertEqual(len(bc.csv_text(reports).splitlines()), 1 + 4)
 
 

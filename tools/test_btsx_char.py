@@ -1,7 +1,7 @@
 """Tests of btsx-char (btsx.char): reading '# char:' lines of real runs and of junk, the tables.
 
 The logs in tools/testdata/char-*.log are serial logs of real `tests=char.*` runs under the
-model (direct configuration); each test states the command line the kernel was given and
+model (the direct configuration; char-bochs-p4.log the bochs-p4 one); each test states the command line the kernel was given and
 takes its expectations from what that line tells the model to do (docs/model.md), not from
 the output. char-netburst-skid0.log is kept as the runner wrote it, with CRLF line ends.
 """
@@ -41,14 +41,15 @@ class RealRunsTest(unittest.TestCase):
     def read(self, name: str) -> bc.Report:
         return bc.read_report(DATA / f"char-{name}.log")
 
-    def assert_common(self, r: bc.Report) -> None:
+    def assert_common(self, r: bc.Report, qemu: bool = True) -> None:
         # Under the model, whatever its freedoms (store() in ds/model.c): the threshold
         # record is stored before the PMI, handlers are not recorded (no model.handler_records
         # was given), SYSCALL is filtered by the CPL after it, a full buffer drops records.
         self.assertEqual(r.backend, "model")
-        self.assertTrue(r.cpu.startswith("QEMU TCG CPU"), r.cpu)
         self.assertRegex(r.ucode, r"^0x[0-9a-f]+$")
-        self.assertEqual(r.hypervisor, "TCGTCGTCGTCG")
+        if qemu:
+            self.assertTrue(r.cpu.startswith("QEMU TCG CPU"), r.cpu)
+            self.assertEqual(r.hypervisor, "TCGTCGTCGTCG")
         self.assertEqual(r.facts["threshold_record_before_pmi"].split()[0], "yes")
         self.assertEqual(r.facts["handler_records"], "no n=64")  # 32 runs x (int3, int n)
         self.assertEqual(r.facts["syscall_cpl_filter"], "uses=destination n=2")
@@ -100,15 +101,26 @@ class RealRunsTest(unittest.TestCase):
         self.assertEqual(fields(r.facts["pmi_skid_records"])["max"], "0")
         self.assertEqual(r.facts["offos_kernel_to_user_returns"], "sometimes n=48")
 
+    def test_bochs_p4(self) -> None:
+        r = self.read("bochs-p4")  # the bochs-p4 configuration, tests=char.*
+        self.assert_common(r, qemu=False)
+        # Bochs has no hypervisor leaf; its brand string starts with blanks, not kept.
+        self.assertEqual(r.hypervisor, "none")
+        self.assertTrue(r.cpu.startswith("Intel(R) Celeron(R) CPU 2.80GHz (family 0xf "), r.cpu)
+        # model.layout=auto: the table's layout for GenuineIntel family 0FH, NetBurst.
+        self.assertEqual(fields(r.facts["model"])["layout"], "netburst")
+        self.assertEqual(r.profile, "exact")
+
     def test_table_of_all(self) -> None:
-        reports = [self.read(n) for n in ("exact", "hw-seed1", "hw-nmi-never", "netburst-skid0")]
+        reports = [self.read(n) for n in ("exact", "hw-seed1", "hw-nmi-never", "netburst-skid0",
+                                          "bochs-p4")]
         md = bc.markdown(reports).splitlines()
-        self.assertEqual(len(md), 2 + 4)
+        self.assertEqual(len(md), 2 + 5)
         head = [c.strip() for c in md[0].strip("|").split("|")]
         self.assertEqual(head[:6], list(bc.FIXED_COLUMNS))
         self.assertIn("pmi_skid_records", head)
         self.assertEqual(len(head), 6 + 9)  # model + the eight measured facts
-        self.assertEqual(len(bc.csv_text(reports).splitlines()), 1 + 4)
+        self.assertEqual(len(bc.csv_text(reports).splitlines()), 1 + 5)
 
 
 class SyntheticTest(unittest.TestCase):

@@ -1,9 +1,10 @@
 """Tests of btsx-char (btsx.char): reading '# char:' lines of real runs and of junk, the tables.
 
 The logs in tools/testdata/char-*.log are serial logs of real `tests=char.*` runs under the
-model (the direct configuration; char-bochs-p4.log the bochs-p4 one); each test states the command line the kernel was given and
-takes its expectations from what that line tells the model to do (docs/model.md), not from
-the output. char-netburst-skid0.log is kept as the runner wrote it, with CRLF line ends.
+model (the direct configuration; char-bochs-p4.log the bochs-p4 one); each test states the
+command line the kernel was given and takes its expectations from what that line tells the
+model to do (docs/model.md), not from the output. char-netburst-skid0.log is kept as the
+runner wrote it, with CRLF line ends.
 """
 import contextlib
 import io

@@ -207,13 +207,54 @@ TEST(bts, int3_intn, "int3 and int n: the transfer to the handler and the iretq 
  * record the branches of the interrupt handlers themselves; the profile says whether it does
  * (handler_records). Wherever they appear they must sit inside an interrupt, start at its
  * stub and stay within the bounds (handler_records_check()), and the known code's records
- * around them stay exactly what the labels say.
+ * around them stay exactly what the labels say. With CPL 0 filtered, nothing of this kernel
+ * code may appear, handlers included: the handlers run at CPL 0 too.
  */
 #define HANDLER_RUNS 8
 
+static void handler_case(unsigned cpl, const struct expect *e)
+{
+    struct bts_config cfg = ring_cfg;
+    cfg.cpl = cpl;
+    struct bts_trace t;
+    if (!trace_setup(&t, &cfg))
+        return;
+    for (unsigned i = 0; i < HANDLER_RUNS; i++)
+        bts_run(&t, (void (*)(void *))tc_int, NULL);
+    int64_t n = trace_collect(&t, got, MAX_RECORDS);
+    trace_teardown(&t);
+    if (!(cpl & BTS_CPL_KERNEL)) {
+        CHECK(n == 0, "CPL 0 filtered: %ld records of kernel code%s", n, n > 0 ? ", first:" : "");
+        if (n > 0)
+            test_diag("  %#lx -> %#lx", got[0].from, got[0].to);
+        return;
+    }
+    struct handler_count c;
+    enum bts_maybe m = bts_profile()->handler_records;
+    if (n < 0 || !handler_records_check(got, (size_t)n, &c))
+        return;
+    test_diag("cpl %#x: handler records: %lu, in %lu of %lu interrupts (profile: %s)", cpl,
+              c.records, c.with_records, c.interrupts,
+              m == BTS_NEVER    ? "never"
+              : m == BTS_ALWAYS ? "always"
+                                : "either");
+    CHECK_EQ(c.interrupts, 2 * HANDLER_RUNS);
+    CHECK(m != BTS_NEVER || c.records == 0, "profile: never, yet %lu handler records", c.records);
+    CHECK(m != BTS_ALWAYS || c.with_records == c.interrupts,
+          "profile: always, yet %lu of %lu interrupts without handler records",
+          c.interrupts - c.with_records, c.interrupts);
+    /* The known code's records, with the handlers' left out. */
+    size_t k = 0;
+    for (size_t i = 0; i < (size_t)n; i++)
+        if (in_traced_code(got[i].from) || in_traced_code(got[i].to))
+            got[k++] = got[i];
+    CHECK_EQ(k + c.records, (size_t)n);
+    exp_match(got, k, e);
+}
+
 TEST(bts, handler_records,
      "the handlers' own records appear as the profile says, inside each interrupt, within the "
-     "bounds",
+     "bounds, and never with CPL 0 filtered",
      0)
 {
     if (!bts_require())
@@ -228,35 +269,9 @@ TEST(bts, handler_records,
         exp_return(&e, tc_int_ret);
         exp_epilogue(&e);
     }
-    struct bts_trace t;
-    if (trace_setup(&t, &ring_cfg)) {
-        for (unsigned i = 0; i < HANDLER_RUNS; i++)
-            bts_run(&t, (void (*)(void *))tc_int, NULL);
-        int64_t n = trace_collect(&t, got, MAX_RECORDS);
-        struct handler_count c;
-        enum bts_maybe m = bts_profile()->handler_records;
-        if (n >= 0 && handler_records_check(got, (size_t)n, &c)) {
-            test_diag("handler records: %lu, in %lu of %lu interrupts (profile: %s)", c.records,
-                      c.with_records, c.interrupts,
-                      m == BTS_NEVER    ? "never"
-                      : m == BTS_ALWAYS ? "always"
-                                        : "either");
-            CHECK_EQ(c.interrupts, 2 * HANDLER_RUNS);
-            CHECK(m != BTS_NEVER || c.records == 0, "profile: never, yet %lu handler records",
-                  c.records);
-            CHECK(m != BTS_ALWAYS || c.with_records == c.interrupts,
-                  "profile: always, yet %lu of %lu interrupts without handler records",
-                  c.interrupts - c.with_records, c.interrupts);
-            /* The known code's records, with the handlers' left out. */
-            size_t k = 0;
-            for (size_t i = 0; i < (size_t)n; i++)
-                if (in_traced_code(got[i].from) || in_traced_code(got[i].to))
-                    got[k++] = got[i];
-            CHECK_EQ(k + c.records, (size_t)n);
-            exp_match(got, k, &e);
-        }
-        trace_teardown(&t);
-    }
+    handler_case(BTS_CPL_KERNEL | BTS_CPL_USER, &e);
+    handler_case(BTS_CPL_KERNEL, &e);
+    handler_case(BTS_CPL_USER, &e);
     trap_set_handler(VEC_BP, old3);
     trap_set_handler(VEC_TEST_SOFTINT, oldn);
 }

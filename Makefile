@@ -175,6 +175,8 @@ selftest: all
 	$(RUNNER) --config direct --tag hw-seed3 --append "model=hw seed=3 $(HW_TESTS)" $(HW_HEADER)
 	$(RUNNER) --config direct --tag hw-nmi --append "model=hw seed=4 pmi=nmi $(HW_TESTS)" $(HW_HEADER)
 	$(RUNNER) --config direct --tag badskid --append "model.skid=9" --expect-exit 2
+	$(RUNNER) --config direct --tag handlers --append "model.handler_records=always tests=bts.*,ds.*" \
+	    --expect-header 'profile=exact (*handler_records=always *'
 	$(RUNNER) --config bochs-p4 --tag p4 --append "tests=bts.jmp,ds.circular,ds.debugctl_layout,msr.*" \
 	    --expect-header 'backend=*(0xc, netburst layout)*' --expect-header 'debugctl=netburst *'
 	$(RUNNER) --config bochs-icelake --tag icelake --append "tests=apic.*" \

@@ -288,7 +288,7 @@ bool handler_records_check(const struct bts_record *in, size_t n, struct handler
                     "record %zu %#lx -> %#lx: a handler record outside kernel text", i, r->from,
                     r->to);
         /* The first branch of any handler is its stub's JMP. */
-        ok &= CHECK(run > 0 || (r->from >= stub && r->from < stub + stub_size),
+        ok &= CHECK(stub == 0 || run > 0 || (r->from >= stub && r->from < stub + stub_size),
                     "record %zu %#lx -> %#lx: the first handler record is not the stub's (%#lx)", i,
                     r->from, r->to, stub);
         ok &= CHECK(++run <= b->handler_records_max,

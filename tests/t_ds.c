@@ -157,6 +157,8 @@ static void pmi_case(uint32_t n, uint32_t thresh)
     struct trace_split sp;
     size_t nc = trace_split(got, (size_t)k, split, &sp);
     split_within_bounds(&sp, st.pmis);
+    struct handler_count hc; /* and each handler record inside its PMI */
+    handler_records_check(got, (size_t)k, &hc);
     CHECK(sp.pmi_entry <= st.pmis && sp.iretq <= st.pmis,
           "%lu PMI entry and %lu IRETQ records for %lu PMIs", sp.pmi_entry, sp.iretq, st.pmis);
     if (!pmi_is_nmi() && b->fixed_pmi_entry_recorded)
@@ -244,6 +246,8 @@ static void edge_run(uint64_t passes, uint64_t want_pmis)
     struct trace_split sp;
     size_t nc = trace_split(got, (size_t)k, split, &sp);
     split_within_bounds(&sp, st.pmis);
+    struct handler_count hc; /* and each handler record inside its PMI */
+    handler_records_check(got, (size_t)k, &hc);
     exp_match(split, nc, &e);
     if (want_pmis && !pmi_is_nmi()) {
         /* Where the PMI's entry record sits in the trace: after exactly the threshold's

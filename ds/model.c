@@ -369,7 +369,8 @@ static unsigned handler_path_records(void)
     case BTS_ALWAYS:
         return freedoms.handler_records_max;
     case BTS_EITHER: /* whether, then how far along the path (at least its first branch) */
-        return draw(1) ? 1 + draw(freedoms.handler_records_max - 1) : 0;
+        return freedoms.handler_records_max && draw(1) ? 1 + draw(freedoms.handler_records_max - 1)
+                                                       : 0;
     default:
         return 0;
     }

@@ -33,7 +33,7 @@ struct model_freedoms {
     enum bts_maybe offos_returns; /* kernel-to-user returns under BTS_OFF_OS */
     /* With CPL 0 recorded, the branches of a handler's entry path after its entry record:
      * never, all of the path the model can know (at most handler_records_max), or per
-     * interrupt 0..handler_records_max of them. */
+     * interrupt either none or its first 1..handler_records_max. */
     enum bts_maybe handler_records;
     unsigned handler_records_max;
 };

@@ -165,7 +165,7 @@ HW_HEADER = --expect-header 'profile=hw (pmi_skid_max=8 *'
 # runner invocations, two at a time, each one's output kept together (--output-sync).
 SELFTEST_RUNS := st-selftest st-badcmdline st-nomatch st-badcmdline-bochs st-nmi st-hpet st-nopit \
                  st-hwonly st-netburst st-hw-seed1 st-hw-seed2 st-hw-seed3 st-hw-nmi st-hw-nmi2 \
-                 st-char-narrow st-badskid \
+                 st-char-narrow st-handlers st-badskid \
                  st-p4 st-icelake
 X2APIC_RUNS := st-x2apic st-x2apic-nmi
 .PHONY: $(SELFTEST_RUNS) $(X2APIC_RUNS)
@@ -214,6 +214,9 @@ st-hw-nmi2:
 	$(RUNNER) --config direct --tag hw-nmi2 --append "model=hw seed=6 pmi=nmi $(HW_TESTS)" $(HW_HEADER)
 st-badskid:
 	$(RUNNER) --config direct --tag badskid --append "model.skid=9" --expect-exit 2
+st-handlers:
+	$(RUNNER) --config direct --tag handlers --append "model.handler_records=always tests=bts.*,ds.*" \
+	    --expect-header 'profile=exact (*handler_records=always *'
 st-p4:
 	$(RUNNER) --config bochs-p4 --tag p4 --append "tests=bts.jmp,ds.circular,ds.debugctl_layout,msr.*" \
 	    --expect-header 'backend=*(0xc, netburst layout)*' --expect-header 'debugctl=netburst *'

@@ -1,0 +1,62 @@
+/* btsx-report/1: the run's facts as a compact, versioned text a phone can read from a QR code
+ * on the summary screen and a host tool can read from the serial log (docs/report.md).
+ *
+ * Pure: report_format() only formats (it builds on the host for tests/unit/test_report.c);
+ * tests/summary.c gathers the facts. One "key=value" line each, the version line first:
+ *
+ *   btsx-report/1
+ *   v=0.1.0                       btsx version
+ *   cpu=QEMU TCG CPU version 2.5+ (each fact of the run: report_fact keys)
+ *   n=12/4/2                      passed/failed/skipped, as the KTAP summary counts them
+ *   f=selftest.fail:expected 5    a failed test and its first diagnostic line
+ *   t=selftest.hang:after 50 ms   a timed-out test and its reason
+ *   s=2:no BTS                    how many tests were skipped for one reason, and the reason
+ *   more=3                        failure/skip lines left out to keep the size limit
+ *   r=FAIL                        verdict: PASS, FAIL or NONE (no test ran)
+ *
+ * A value never holds a line break: '\\' is written "\\\\", a byte outside printable ASCII
+ * "\\xHH". A value longer than REPORT_VALUE_MAX bytes is cut and ends in REPORT_CUT.
+ */
+#ifndef BTSX_TESTS_REPORT_H
+#define BTSX_TESTS_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define REPORT_VERSION   "btsx-report/1"
+/* The whole text, newlines included: what a version-10 QR symbol at level L holds in byte
+ * mode (271 bytes, 57x57 modules), so the summary screen can show it (tests/summary.c). */
+#define REPORT_MAX       271
+#define REPORT_VALUE_MAX 40  /* bytes of one value after escaping, REPORT_CUT included */
+#define REPORT_CUT       "~" /* ends a value that was cut */
+
+enum report_status { REPORT_FAIL, REPORT_TIMEOUT, REPORT_SKIP };
+
+struct report_fact {
+    const char *key; /* short, [a-z]+ */
+    const char *value;
+};
+
+struct report_test {
+    const char *name;
+    enum report_status status;
+    const char *why; /* first diagnostic line (fail, timeout) or the skip reason */
+};
+
+struct report_facts {
+    const char *version;
+    const struct report_fact *facts; /* in output order; a NULL or empty value is left out */
+    unsigned nfacts;
+    unsigned passed, failed, skipped;
+    const struct report_test *tests; /* the failed, timed-out and skipped tests, in run order */
+    unsigned ntests;
+    const char *verdict; /* "PASS", "FAIL" or "NONE" */
+};
+
+/* Writes the report into buf (at most size bytes, NUL included) and returns its length.
+ * The version line, the facts, n= and r= always appear; failures come before skips, and the
+ * lines that would pass REPORT_MAX (or size) are left out and counted in one "more=N" line.
+ * Returns 0 (buf empty) if size cannot hold even the fixed lines. */
+size_t report_format(const struct report_facts *f, char *buf, size_t size);
+
+#endif

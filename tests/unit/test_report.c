@@ -96,7 +96,9 @@ static void test_size_limit_and_more(void **state)
     static struct report_test many[40];
     for (unsigned i = 0; i < 40; i++) {
         snprintf(names[i], sizeof(names[i]), "suite.t%02u", i);
-        many[i] = (struct report_test){names[i], REPORT_FAIL, "something went wrong here"};
+        /* Lengths alternate, so a short line would still fit after a long one did not. */
+        many[i] = (struct report_test){names[i], REPORT_FAIL,
+                                       i % 2 ? "a much longer first diagnostic line" : "x"};
     }
     struct report_facts f = base();
     f.failed = 40;
@@ -113,6 +115,14 @@ static void test_size_limit_and_more(void **state)
     const char *more = strstr(buf, "\nmore=");
     assert_non_null(more);
     assert_true(listed > 0);
+    /* The listed ones are the first ones, in order: "more" counts the tail. */
+    const char *p = buf;
+    for (unsigned i = 0; i < listed; i++) {
+        char want[32];
+        snprintf(want, sizeof(want), "\nf=%s:", names[i]);
+        p = strstr(p, want);
+        assert_non_null(p);
+    }
     assert_int_equal(listed + (unsigned)atoi(more + 6), 40);
     /* The verdict is the last line, whatever was left out. */
     assert_string_equal(buf + n - strlen("r=FAIL\n"), "r=FAIL\n");

@@ -97,8 +97,8 @@ static void test_size_limit_and_more(void **state)
     for (unsigned i = 0; i < 40; i++) {
         snprintf(names[i], sizeof(names[i]), "suite.t%02u", i);
         /* Lengths alternate, so a short line would still fit after a long one did not. */
-        many[i] = (struct report_test){names[i], REPORT_FAIL,
-                                       i % 2 ? "a much longer first diagnostic line" : "x"};
+        many[i] = (struct report_test){
+            names[i], REPORT_FAIL, i % 2 ? "x" : "a first diagnostic line long enough to be cut"};
     }
     struct report_facts f = base();
     f.failed = 40;

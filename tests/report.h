@@ -24,10 +24,11 @@
 #include <stddef.h>
 
 #define REPORT_VERSION   "btsx-report/1"
-/* The whole text, newlines included: what a version-10 QR symbol at level L holds in byte
- * mode (271 bytes, 57x57 modules), so the summary screen can show it (tests/summary.c). */
-#define REPORT_MAX       271
-#define REPORT_VALUE_MAX 40  /* bytes of one value after escaping, REPORT_CUT included */
+/* The whole text, newlines included: what a version-7 QR symbol at level L holds in byte mode
+ * (154 bytes). Its 45x45 modules and a 2-module quiet zone are 49 modules: 49 columns and the
+ * 25 rows of an 80x25 text screen at two modules a cell (tests/summary.h, SUMMARY_QR_COLS). */
+#define REPORT_MAX       154
+#define REPORT_VALUE_MAX 28  /* bytes of one value after escaping, REPORT_CUT included */
 #define REPORT_CUT       "~" /* ends a value that was cut */
 
 enum report_status { REPORT_FAIL, REPORT_TIMEOUT, REPORT_SKIP };

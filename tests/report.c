@@ -109,38 +109,41 @@ size_t report_format(const struct report_facts *f, char *buf, size_t size)
     size_t tail_len = make_line(tail, "r", f->verdict, NULL);
     buf[0] = '\0';
 
-    /* The fixed lines: the version, the facts, the counts (the verdict goes last). */
-    size_t n = ksnprintf(line, sizeof(line), "%s\n", REPORT_VERSION);
-    if (!fits(&o, n, tail_len))
+    /* The fixed lines: the version line, v= and n= (r= goes last). */
+    char fixed[3][LINE_MAX_LEN];
+    size_t flen[3];
+    flen[0] = (size_t)ksnprintf(fixed[0], sizeof(fixed[0]), "%s\n", REPORT_VERSION);
+    flen[1] = make_line(fixed[1], "v", f->version, NULL);
+    flen[2] = (size_t)ksnprintf(fixed[2], sizeof(fixed[2]), "n=%u/%u/%u\n", f->passed, f->failed,
+                                f->skipped);
+    if (!fits(&o, flen[0] + flen[1] + flen[2], tail_len + MORE_LINE_MAX))
         goto too_small;
-    put(&o, line, n);
-    n = make_line(line, "v", f->version, NULL);
-    if (!fits(&o, n, tail_len))
-        goto too_small;
-    put(&o, line, n);
+    put(&o, fixed[0], flen[0]);
+    put(&o, fixed[1], flen[1]);
+    /* Room kept for n=, r= and a possible more= line, whatever comes before them. */
+    size_t keep = flen[2] + tail_len + MORE_LINE_MAX;
+    size_t n;
+
+    /* The facts, then the failures, then one line per distinct skip reason, while they fit;
+     * once one does not, the rest are counted instead, so "more" is always the tail. */
+    unsigned more = 0;
     for (unsigned i = 0; i < f->nfacts; i++) {
         if (!f->facts[i].value || !f->facts[i].value[0])
             continue;
         n = make_line(line, f->facts[i].key, f->facts[i].value, NULL);
-        if (!fits(&o, n, tail_len))
-            goto too_small;
-        put(&o, line, n);
+        if (!more && fits(&o, n, keep))
+            put(&o, line, n);
+        else
+            more++;
     }
-    n = ksnprintf(line, sizeof(line), "n=%u/%u/%u\n", f->passed, f->failed, f->skipped);
-    if (!fits(&o, n, tail_len))
-        goto too_small;
-    put(&o, line, n);
-
-    /* Failures, then one line per distinct skip reason, while they fit; once one does not,
-     * the rest are counted instead, so "more" is always the tail of the list. */
-    unsigned more = 0;
+    put(&o, fixed[2], flen[2]);
     for (unsigned i = 0; i < f->ntests; i++) {
         const struct report_test *t = &f->tests[i];
         if (t->status == REPORT_SKIP)
             continue;
         n = make_line(line, t->status == REPORT_TIMEOUT ? "t" : "f", t->name,
                       t->why && t->why[0] ? t->why : "-");
-        if (!more && fits(&o, n, tail_len + MORE_LINE_MAX))
+        if (!more && fits(&o, n, keep - flen[2]))
             put(&o, line, n);
         else
             more++;
@@ -158,7 +161,7 @@ size_t report_format(const struct report_facts *f, char *buf, size_t size)
         char num[12];
         ksnprintf(num, sizeof(num), "%u", count);
         n = make_line(line, "s", num, why[0] ? why : "-");
-        if (!more && fits(&o, n, tail_len + MORE_LINE_MAX))
+        if (!more && fits(&o, n, keep - flen[2]))
             put(&o, line, n);
         else
             more++;

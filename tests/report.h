@@ -11,7 +11,7 @@
  *   f=selftest.fail:expected 5    a failed test and its first diagnostic line
  *   t=selftest.hang:after 50 ms   a timed-out test and its reason
  *   s=2:no BTS                    how many tests were skipped for one reason, and the reason
- *   more=3                        failure/skip lines left out to keep the size limit
+ *   more=3                        fact, failure or skip lines left out for the size limit
  *   r=FAIL                        verdict: PASS, FAIL or NONE (no test ran)
  *
  * A value never holds a line break: '\\' is written "\\\\", a byte outside printable ASCII
@@ -55,8 +55,9 @@ struct report_facts {
 };
 
 /* Writes the report into buf (at most size bytes, NUL included) and returns its length.
- * The version line, the facts, n= and r= always appear; failures come before skips, and the
- * lines that would pass REPORT_MAX (or size) are left out and counted in one "more=N" line.
+ * The version line, v=, n= and r= always appear. Then, in this order, the facts, the failures
+ * and the skip groups, as long as they fit REPORT_MAX (and size); from the first one that
+ * does not, the rest are left out and counted in one "more=N" line before r=.
  * Returns 0 (buf empty) if size cannot hold even the fixed lines. */
 size_t report_format(const struct report_facts *f, char *buf, size_t size);
 

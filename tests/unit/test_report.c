@@ -136,13 +136,41 @@ static void test_size_limit_and_more(void **state)
     assert_string_equal(buf, "");
 }
 
+/* Facts take their place in the budget like the rest: too many of them are counted in more=,
+ * and then no failure line follows them. */
+static void test_facts_count_in_more(void **state)
+{
+    (void)state;
+    static struct report_fact lots[12];
+    for (unsigned i = 0; i < 12; i++)
+        lots[i] = (struct report_fact){"x", "a fact value of some length"};
+    static const struct report_test one[] = {{"t.fail", REPORT_FAIL, "why"}};
+    struct report_facts f = base();
+    f.facts = lots;
+    f.nfacts = 12;
+    f.failed = 1;
+    f.tests = one;
+    f.ntests = 1;
+    f.verdict = "FAIL";
+    char buf[REPORT_MAX + 1];
+    size_t n = report_format(&f, buf, sizeof(buf));
+    assert_true(n > 0 && n <= REPORT_MAX);
+    unsigned listed = 0;
+    for (const char *p = buf; (p = strstr(p, "\nx=")); p++)
+        listed++;
+    const char *more = strstr(buf, "\nmore=");
+    assert_non_null(more);
+    assert_int_equal(listed + (unsigned)atoi(more + 6), 13); /* 12 facts, 1 failure */
+    assert_null(strstr(buf, "\nf="));
+    assert_non_null(strstr(buf, "\nn=3/1/0\n"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exact_text),
-        cmocka_unit_test(test_escaping),
-        cmocka_unit_test(test_value_cut),
-        cmocka_unit_test(test_size_limit_and_more),
+        cmocka_unit_test(test_exact_text),          cmocka_unit_test(test_escaping),
+        cmocka_unit_test(test_value_cut),           cmocka_unit_test(test_size_limit_and_more),
+        cmocka_unit_test(test_facts_count_in_more),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

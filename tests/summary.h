@@ -15,7 +15,7 @@
 
 /* Columns at the right of the screen kept for the QR code of the report: a version-7 symbol
  * (45 modules) with a 2-module quiet zone, one module a column and two a row. */
-#define SUMMARY_QR_COLS 49
+#define SUMMARY_QR_COLS       49
 /* Narrower screens (or whatever is left of them) get no QR area: all of it is text. */
 #define SUMMARY_MIN_TEXT_COLS 24
 

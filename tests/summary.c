@@ -183,6 +183,13 @@ static void put_wrapped(struct pane *p, unsigned end, unsigned max_rows, const c
         unsigned indent = r ? 2 : 0;
         size_t n = len - at < width - indent ? len - at : width - indent;
         bool cut = at + n < len && (r + 1 == max_rows || p->row + 1 == end);
+        /* Wrap at the last space of the row if there is one in its second half. */
+        if (at + n < len && !cut)
+            for (size_t i = n; i > (width - indent) / 2; i--)
+                if (text[at + i] == ' ') {
+                    n = i + 1;
+                    break;
+                }
         memset(buf, ' ', indent);
         for (size_t i = 0; i < n; i++) {
             char c = text[at + i];
@@ -256,13 +263,15 @@ static unsigned put_entries(struct pane *p)
                 ksnprintf(line, sizeof(line), "%s %s",
                           t->status == REPORT_TIMEOUT ? "TIMEOUT" : "FAIL", t->name);
                 put_wrapped(p, p->end, 1, line, CON_LIGHT_RED);
-                put_wrapped(p, p->end, 1, t->why[0] ? t->why : "(no diagnostic)", CON_LIGHT_GREY);
+                ksnprintf(line, sizeof(line), "  %s", t->why[0] ? t->why : "(no diagnostic)");
+                put_wrapped(p, p->end, 1, line, CON_LIGHT_GREY);
             } else {
                 char names[KTAP_LINE_MAX];
                 unsigned n = skip_group(i, names, sizeof(names));
                 ksnprintf(line, sizeof(line), "SKIP %u: %s", n, t->why);
                 put_wrapped(p, p->end, 1, line, CON_YELLOW);
-                put_wrapped(p, p->end, 1, names, CON_LIGHT_GREY);
+                ksnprintf(line, sizeof(line), "  %s", names);
+                put_wrapped(p, p->end, 1, line, CON_LIGHT_GREY);
             }
         }
     return more;
@@ -295,7 +304,7 @@ void summary_screen(const struct ktap *k, const char *verdict, enum con_color ve
     ksnprintf(line, sizeof(line), "Tests: %u passed, %u failed, %u skipped", k->passed, k->failed,
               k->skipped);
     p.row += p.row + 1 < p.end; /* a blank row before the results, if there is room */
-    put_wrapped(&p, p.end, 1, line, CON_WHITE);
+    put_wrapped(&p, p.end, 2, line, CON_WHITE);
 
     unsigned more = put_entries(&p);
     if (more) {

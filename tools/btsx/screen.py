@@ -134,7 +134,7 @@ def check_text(screen: TextScreen, rep: ktap.Report, qr_cols: int = 49) -> list[
     text = "\n".join(rows)
     verdict = rep.verdict or ""
     last = rows[-1]
-    if f"verdict: {verdict}" not in last:
+    if not last.startswith(f" verdict: {verdict}"):     # the band, not a log line
         problems.append(f"screen's last row is {last.strip()!r}, not the verdict {verdict!r}")
     elif (screen.cells[(screen.rows - 1) * screen.cols] >> 12) & 0xF != BAND_ATTR_BG.get(verdict):
         problems.append("screen's verdict band is not in the verdict's colour")
@@ -154,7 +154,7 @@ def check_text(screen: TextScreen, rep: ktap.Report, qr_cols: int = 49) -> list[
     if len(failed) - len(shown) > more:
         absent = [r.name for r in failed if r not in shown]
         problems.append(f"screen lacks failed test(s) {', '.join(absent)} "
-                        f"({'no' if not m else m.group(0)!r} 'N more' line)")
+                        f"({repr(m.group(0)) if m else 'no N more line'})")
     if any(c & 0xFF for c in _qr_area(screen, qr_cols) if (c & 0xFF) != 0x20):
         problems.append("screen's QR area (the right-hand columns) holds text")
     return problems

@@ -99,6 +99,25 @@ static bool skip_seen_before(const struct report_facts *f, unsigned i, const cha
 
 #define LINE_MAX_LEN (16 + REPORT_VALUE_MAX + 1)
 
+/* One line of the list that more= ends: written if nothing was left out before it and it
+ * fits with keep bytes to spare, else counted. */
+static void put_item(struct out *o, const char *line, size_t n, size_t keep, unsigned *more)
+{
+    if (!*more && fits(o, n, keep))
+        put(o, line, n);
+    else
+        (*more)++;
+}
+
+static void put_facts(struct out *o, const struct report_fact *facts, unsigned count, size_t keep,
+                      unsigned *more)
+{
+    char line[LINE_MAX_LEN];
+    for (unsigned i = 0; i < count; i++)
+        if (facts[i].value && facts[i].value[0])
+            put_item(o, line, make_line(line, facts[i].key, facts[i].value, NULL), keep, more);
+}
+
 size_t report_format(const struct report_facts *f, char *buf, size_t size)
 {
     if (!size)
@@ -124,30 +143,22 @@ size_t report_format(const struct report_facts *f, char *buf, size_t size)
     size_t keep = flen[2] + tail_len + MORE_LINE_MAX;
     size_t n;
 
-    /* The facts, then the failures, then one line per distinct skip reason, while they fit;
-     * once one does not, the rest are counted instead, so "more" is always the tail. */
+    /* The facts, n=, the failures, the late facts, then one line per distinct skip reason,
+     * while they fit; once one does not, the rest are counted instead, so "more" is always
+     * the tail. */
     unsigned more = 0;
-    for (unsigned i = 0; i < f->nfacts; i++) {
-        if (!f->facts[i].value || !f->facts[i].value[0])
-            continue;
-        n = make_line(line, f->facts[i].key, f->facts[i].value, NULL);
-        if (!more && fits(&o, n, keep))
-            put(&o, line, n);
-        else
-            more++;
-    }
+    put_facts(&o, f->facts, f->nfacts, keep, &more);
     put(&o, fixed[2], flen[2]);
+    keep -= flen[2];
     for (unsigned i = 0; i < f->ntests; i++) {
         const struct report_test *t = &f->tests[i];
         if (t->status == REPORT_SKIP)
             continue;
         n = make_line(line, t->status == REPORT_TIMEOUT ? "t" : "f", t->name,
                       t->why && t->why[0] ? t->why : "-");
-        if (!more && fits(&o, n, keep - flen[2]))
-            put(&o, line, n);
-        else
-            more++;
+        put_item(&o, line, n, keep, &more);
     }
+    put_facts(&o, f->late, f->nlate, keep, &more);
     for (unsigned i = 0; i < f->ntests; i++) {
         const struct report_test *t = &f->tests[i];
         if (t->status != REPORT_SKIP)
@@ -161,10 +172,7 @@ size_t report_format(const struct report_facts *f, char *buf, size_t size)
         char num[12];
         ksnprintf(num, sizeof(num), "%u", count);
         n = make_line(line, "s", num, why[0] ? why : "-");
-        if (!more && fits(&o, n, keep - flen[2]))
-            put(&o, line, n);
-        else
-            more++;
+        put_item(&o, line, n, keep, &more);
     }
     if (more) {
         n = ksnprintf(line, sizeof(line), "more=%u\n", more);

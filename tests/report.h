@@ -48,6 +48,8 @@ struct report_facts {
     const char *version;
     const struct report_fact *facts; /* in output order; a NULL or empty value is left out */
     unsigned nfacts;
+    const struct report_fact *late; /* facts that matter less than the failures: after them */
+    unsigned nlate;
     unsigned passed, failed, skipped;
     const struct report_test *tests; /* the failed, timed-out and skipped tests, in run order */
     unsigned ntests;
@@ -55,9 +57,10 @@ struct report_facts {
 };
 
 /* Writes the report into buf (at most size bytes, NUL included) and returns its length.
- * The version line, v=, n= and r= always appear. Then, in this order, the facts, the failures
- * and the skip groups, as long as they fit REPORT_MAX (and size); from the first one that
- * does not, the rest are left out and counted in one "more=N" line before r=.
+ * The version line, v=, n= and r= always appear. Then, in this order, the facts, (n=,) the
+ * failures, the late facts and the skip groups, as long as they fit REPORT_MAX (and size);
+ * from the first one that does not, the rest are left out and counted in one "more=N" line
+ * before r=.
  * Returns 0 (buf empty) if size cannot hold even the fixed lines. */
 size_t report_format(const struct report_facts *f, char *buf, size_t size);
 

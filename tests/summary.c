@@ -17,23 +17,24 @@
 /* The header facts the summary shows, in screen order. report: the report key, NULL for the
  * screen only ("cpu" goes into the report as cpu= and fms= from CPUID itself, "apic" as the
  * mode and the timer's clock source); word: the report takes the value's first word only
- * (the rest explains it, and the report must stay small). Facts other layers add later (the
- * envelope's "char" lines) get a line here and appear when printed. */
+ * (the rest explains it, and the report must stay small); late: the report puts it after
+ * the failures, which matter more. Facts other layers add later (the envelope's "char"
+ * lines) get a line here and appear when printed. */
 static const struct fact_source {
     const char *header;
     const char *report;
-    bool word;
+    bool word, late;
     const char *label;
 } fact_sources[] = {
-    {"cpu", NULL, false, "CPU"},
-    {"microcode", "uc", false, "Microcode"},
-    {"hypervisor", "hv", false, "Hypervisor"},
-    {"boot", "boot", false, "Boot"},
-    {"backend", "be", false, "Backend"},
-    {"debugctl", "dc", true, "DEBUGCTL"},
-    {"errata", "er", true, "Errata"},
-    {"apic", NULL, false, "APIC"},
-    {"char", NULL, false, "Envelope"},
+    {"cpu", NULL, false, false, "CPU"},
+    {"microcode", "uc", false, false, "Microcode"},
+    {"hypervisor", "hv", false, true, "Hypervisor"},
+    {"boot", "boot", false, true, "Boot"},
+    {"backend", "be", false, false, "Backend"},
+    {"debugctl", "dc", true, true, "DEBUGCTL"},
+    {"errata", "er", true, false, "Errata"},
+    {"apic", NULL, false, true, "APIC"},
+    {"char", NULL, false, false, "Envelope"},
 };
 #define NSOURCES (sizeof(fact_sources) / sizeof(fact_sources[0]))
 
@@ -116,18 +117,19 @@ static const char *brand(void)
 static size_t build_report(const struct ktap *k, const char *verdict, char *buf, size_t size)
 {
     static char fms[32], apic[32], words[NSOURCES][REPORT_VALUE_MAX + 1];
-    static struct report_fact facts[NSOURCES + 3];
-    unsigned n = 0;
+    static struct report_fact facts[NSOURCES + 2], late[NSOURCES + 1];
+    unsigned n = 0, nlate = 0;
     ksnprintf(fms, sizeof(fms), "%x.%x.%x", cpu_caps.family, cpu_caps.model, cpu_caps.stepping);
     ksnprintf(apic, sizeof(apic), "%s/%s", apic_is_x2apic() ? "x2apic" : "xapic",
               apic_timer_source());
     facts[n++] = (struct report_fact){"cpu", brand()};
     facts[n++] = (struct report_fact){"fms", fms};
     for (unsigned i = 0; i < NSOURCES; i++) {
-        const char *v = header_value(fact_sources[i].header, 0);
-        if (!fact_sources[i].report)
+        const struct fact_source *src = &fact_sources[i];
+        const char *v = header_value(src->header, 0);
+        if (!src->report)
             continue;
-        if (v && fact_sources[i].word) {
+        if (v && src->word) {
             size_t len = 0;
             while (v[len] && v[len] != ' ' && len < REPORT_VALUE_MAX)
                 len++;
@@ -135,14 +137,24 @@ static size_t build_report(const struct ktap *k, const char *verdict, char *buf,
             words[i][len] = '\0';
             v = words[i];
         }
-        facts[n++] = (struct report_fact){fact_sources[i].report, v};
+        if (src->late)
+            late[nlate++] = (struct report_fact){src->report, v};
+        else
+            facts[n++] = (struct report_fact){src->report, v};
     }
-    facts[n++] = (struct report_fact){"apic", apic};
-    const char *version = btsx_version();
+    late[nlate++] = (struct report_fact){"apic", apic};
     struct report_facts f = {
-        version,    facts,       n,
-        k->passed,  k->failed,   k->skipped,
-        not_passed, nnot_passed, report_verdict(verdict),
+        .version = btsx_version(),
+        .facts = facts,
+        .nfacts = n,
+        .late = late,
+        .nlate = nlate,
+        .passed = k->passed,
+        .failed = k->failed,
+        .skipped = k->skipped,
+        .tests = not_passed,
+        .ntests = nnot_passed,
+        .verdict = report_verdict(verdict),
     };
     return report_format(&f, buf, size);
 }

@@ -20,7 +20,8 @@ static const struct report_fact facts[] = {
 
 static struct report_facts base(void)
 {
-    return (struct report_facts){"0.1.0", facts, 4, 3, 0, 0, NULL, 0, "PASS"};
+    return (struct report_facts){
+        .version = "0.1.0", .facts = facts, .nfacts = 4, .passed = 3, .verdict = "PASS"};
 }
 
 static void test_exact_text(void **state)
@@ -39,11 +40,14 @@ static void test_exact_text(void **state)
     f.tests = tests;
     f.ntests = 5;
     f.verdict = "FAIL";
-    f.nfacts = 3; /* leaves boot= out, to have room for every line */
+    f.nfacts = 1; /* cpu: room for every line */
+    static const struct report_fact late[] = {{"dc", "core"}};
+    f.late = late;
+    f.nlate = 1;
     char buf[REPORT_MAX + 1];
     size_t n = report_format(&f, buf, sizeof(buf));
-    const char *want = "btsx-report/1\nv=0.1.0\ncpu=QEMU TCG CPU\nhv=TCG\nn=3/2/3\n"
-                       "f=selftest.fail:want 5, got 4\nt=selftest.hang:after 50 ms\n"
+    const char *want = "btsx-report/1\nv=0.1.0\ncpu=QEMU TCG CPU\nn=3/2/3\n"
+                       "f=selftest.fail:want 5, got 4\nt=selftest.hang:after 50 ms\ndc=core\n"
                        "s=2:no BTS\ns=1:no PEBS\nr=FAIL\n";
     assert_string_equal(buf, want);
     assert_int_equal(n, strlen(want));

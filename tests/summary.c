@@ -192,7 +192,7 @@ static void put_wrapped(struct pane *p, unsigned end, unsigned max_rows, const c
     size_t len = strlen(text), at = 0;
     unsigned width = p->width < ROW_MAX ? p->width : ROW_MAX;
     for (unsigned r = 0; r < max_rows && p->row < end && at < len; r++) {
-        unsigned indent = r ? 2 : 0;
+        unsigned indent = r && width > 4 ? 2 : 0;
         size_t n = len - at < width - indent ? len - at : width - indent;
         bool cut = at + n < len && (r + 1 == max_rows || p->row + 1 == end);
         /* Wrap at the last space of the row if there is one in its second half. */
@@ -215,11 +215,12 @@ static void put_wrapped(struct pane *p, unsigned end, unsigned max_rows, const c
     }
 }
 
-static void put_fact(struct pane *p, const char *label, const char *value, unsigned max_rows)
+static void put_fact(struct pane *p, unsigned end, const char *label, const char *value,
+                     unsigned max_rows)
 {
     char line[KTAP_LINE_MAX + 16];
     ksnprintf(line, sizeof(line), "%s: %s", label, value);
-    put_wrapped(p, p->end, max_rows, line, CON_LIGHT_GREY);
+    put_wrapped(p, end, max_rows, line, CON_LIGHT_GREY);
 }
 
 /* One entry of the list: a failure (two rows: the test, then its first diagnostic line) or a
@@ -308,10 +309,13 @@ void summary_screen(const struct ktap *k, const char *verdict, enum con_color ve
     memcpy(bar, line, strlen(line) < w ? strlen(line) : w);
     console_screen_put(p.row++, 0, bar, CON_WHITE, CON_BLUE);
 
+    /* However many facts there are, the counts (two rows) and "N more" keep their rows. */
+    unsigned facts_end = p.end > p.row + 3 ? p.end - 3 : p.row;
     for (unsigned i = 0; i < NSOURCES; i++) {
         const char *v;
         for (unsigned nth = 0; (v = header_value(fact_sources[i].header, nth)); nth++)
-            put_fact(&p, fact_sources[i].label, v, strcmp(fact_sources[i].header, "cpu") ? 2 : 3);
+            put_fact(&p, facts_end, fact_sources[i].label, v,
+                     strcmp(fact_sources[i].header, "cpu") ? 2 : 3);
     }
     ksnprintf(line, sizeof(line), "Tests: %u passed, %u failed, %u skipped", k->passed, k->failed,
               k->skipped);

@@ -129,6 +129,8 @@ static size_t build_report(const struct ktap *k, const char *verdict, char *buf,
         const char *v = header_value(src->header, 0);
         if (!src->report)
             continue;
+        if (v && strcmp(v, "none") == 0)
+            v = NULL; /* "hypervisor: none": the report leaves out what is not there */
         if (v && src->word) {
             size_t len = 0;
             while (v[len] && v[len] != ' ' && len < REPORT_VALUE_MAX)

@@ -166,7 +166,7 @@ HW_HEADER = --expect-header 'profile=hw (pmi_skid_max=8 *'
 SELFTEST_RUNS := st-selftest st-badcmdline st-nomatch st-badcmdline-bochs st-nmi st-hpet st-nopit \
                  st-hwonly st-netburst st-hw-seed1 st-hw-seed2 st-hw-seed3 st-hw-nmi st-hw-nmi2 \
                  st-char-narrow st-handlers st-badskid \
-                 st-p4 st-icelake
+                 st-p4 st-icelake st-screen-fail st-screen-pass st-screen-uefi st-serial
 X2APIC_RUNS := st-x2apic st-x2apic-nmi
 .PHONY: $(SELFTEST_RUNS) $(X2APIC_RUNS)
 
@@ -177,8 +177,21 @@ x2apic-check: all
 	$(MAKE) --no-print-directory -j 2 --output-sync=target $(X2APIC_RUNS)
 
 st-selftest:
-	$(RUNNER) --config direct --tag selftest --append "selftest=1" \
-	    --expect selftest.fault=fail,selftest.hang=timeout,selftest.fail=fail,selftest.hang_irqoff=timeout
+	$(RUNNER) --config direct --tag selftest --append "selftest=1" --expect $(SELFTEST_EXPECT)
+# The summary screen, read through QEMU's monitor after an exit=halt run (--expect-screen):
+# VGA text with the four expected failures and with none, the framebuffer's verdict band.
+SELFTEST_EXPECT := selftest.fault=fail,selftest.hang=timeout,selftest.fail=fail,selftest.hang_irqoff=timeout
+st-screen-fail:
+	$(RUNNER) --config bios --tag screen-fail --append "selftest=1 tests=boot.*,selftest.*" \
+	    --expect $(SELFTEST_EXPECT) --expect-screen
+st-screen-pass:
+	$(RUNNER) --config bios --tag screen-pass --append "tests=boot.*,bts.basic*" --expect-screen
+st-screen-uefi:
+	$(RUNNER) --config uefi --tag screen-uefi --append "tests=boot.*,bts.basic*" --expect-screen
+# console=serial: no screen is attached (the header says so); the report is still on COM1.
+st-serial:
+	$(RUNNER) --config direct --tag serial --append "console=serial tests=boot.*,bts.basic*" \
+	    --expect-header 'screen=none *'
 st-badcmdline:
 	$(RUNNER) --config direct --tag badcmdline --append "bogus=1" --expect-exit 2
 st-nomatch:

@@ -6,6 +6,7 @@
 #include "kernel/fbcon.h"
 #include "kernel/printf.h"
 #include "kernel/serial.h"
+#include "kernel/string.h"
 #include "kernel/vga.h"
 
 enum screen { SCREEN_NONE, SCREEN_VGA, SCREEN_FB };
@@ -63,6 +64,39 @@ void console_set_color(enum con_color fg, enum con_color bg)
         vga_set_color(fg, bg);
     else if (screen == SCREEN_FB)
         fbcon_set_color(fg, bg);
+}
+
+bool console_screen_grid(unsigned *cols, unsigned *rows)
+{
+    *cols = screen == SCREEN_VGA ? vga_cols() : screen == SCREEN_FB ? fbcon_cols() : 0;
+    *rows = screen == SCREEN_VGA ? vga_rows() : screen == SCREEN_FB ? fbcon_rows() : 0;
+    return *cols && *rows;
+}
+
+void console_screen_clear(enum con_color bg)
+{
+    console_set_color(CON_DEFAULT_FG, bg);
+    if (screen == SCREEN_VGA)
+        vga_clear();
+    else if (screen == SCREEN_FB)
+        fbcon_clear();
+}
+
+void console_screen_put(unsigned row, unsigned col, const char *s, enum con_color fg,
+                        enum con_color bg)
+{
+    if (screen == SCREEN_VGA)
+        vga_put_at(row, col, s, strlen(s), fg, bg);
+    else if (screen == SCREEN_FB)
+        fbcon_put_at(row, col, s, strlen(s), fg, bg);
+}
+
+void console_screen_halves(unsigned row, unsigned col, enum con_color top, enum con_color bottom)
+{
+    if (screen == SCREEN_VGA)
+        vga_put_halves(row, col, top, bottom);
+    else if (screen == SCREEN_FB)
+        fbcon_put_halves(row, col, top, bottom);
 }
 
 void kputs(const char *s)

@@ -27,4 +27,16 @@ void kprintf_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Screen colour (serial output is plain text). */
 void console_set_color(enum con_color fg, enum con_color bg);
 
+/* The screen alone, laid out whole (the summary screen); serial gets none of it. Characters
+ * are ASCII (the two screens differ above it: code page 437 and Latin-1). */
+/* The text grid: false, and 0 x 0, without a screen (none, or console=serial). */
+bool console_screen_grid(unsigned *cols, unsigned *rows);
+/* Blanks the screen in bg; text written afterwards through kputs() starts at the top. */
+void console_screen_clear(enum con_color bg);
+/* s from (row, col), cut at the end of the row. */
+void console_screen_put(unsigned row, unsigned col, const char *s, enum con_color fg,
+                        enum con_color bg);
+/* A cell of two picture elements, the top half in top and the bottom half in bottom. */
+void console_screen_halves(unsigned row, unsigned col, enum con_color top, enum con_color bottom);
+
 #endif

@@ -12,7 +12,10 @@
 
 #define RGB_MAX 255
 
-/* A shadow cell is the VGA cell layout: character in bits 0-7, fg in 8-11, bg in 12-15. */
+/* A shadow cell is the VGA cell layout: character in bits 0-7, fg in 8-11, bg in 12-15.
+ * HALVES_CHAR marks a cell of fbcon_put_halves() (fg the top colour, bg the bottom): a NUL
+ * byte written as text is drawn as a space instead, so no text cell has that value. */
+#define HALVES_CHAR     0
 #define CELL(ch, attr)  ((uint16_t)((uint16_t)(attr) << 8 | (uint8_t)(ch)))
 #define CELL_CHAR(cell) ((cell)&0xFF)
 #define CELL_FG(cell)   (((cell) >> 8) & CON_COLOR_MASK)
@@ -167,6 +170,13 @@ static void draw_span(uint8_t *dst, const uint8_t *bits, uint32_t n, uint32_t fg
 static void draw_cell(unsigned row, unsigned col, uint16_t cell)
 {
     const struct psf_font *f = &con.font;
+    if (CELL_CHAR(cell) == HALVES_CHAR) {
+        uint8_t *px =
+            con.base + (size_t)row * f->height * con.pitch + (size_t)col * f->width * con.bytespp;
+        for (uint32_t y = 0; y < f->height; y++, px += con.pitch)
+            fill_span(px, f->width, con.pixel[y < f->height / 2 ? CELL_FG(cell) : CELL_BG(cell)]);
+        return;
+    }
     const uint8_t *bits = f->glyphs + (size_t)con.glyph_of[CELL_CHAR(cell)] * f->glyph_bytes;
     uint32_t fg = con.pixel[CELL_FG(cell)], bg = con.pixel[CELL_BG(cell)];
     uint8_t *line =
@@ -202,7 +212,7 @@ static void put_byte(char ch)
 {
     unsigned r, c;
     if (text_cursor_put(&con.cur, ch, FBCON_TAB_WIDTH, scroll_up, &r, &c))
-        cell_set(r, c, CELL(ch, con.attr));
+        cell_set(r, c, CELL(ch ? ch : ' ', con.attr));
 }
 
 int fbcon_init(const struct fb_info *fb, const uint8_t *font, size_t font_len)
@@ -306,6 +316,22 @@ void fbcon_clear(void)
     }
     con.cur.col = 0;
     con.cur.row = 0;
+}
+
+void fbcon_put_at(unsigned row, unsigned col, const char *s, size_t n, enum con_color fg,
+                  enum con_color bg)
+{
+    if (!con.ready || row >= con.cur.rows)
+        return;
+    for (size_t i = 0; i < n && col + i < con.cur.cols; i++)
+        cell_set(row, col + (unsigned)i, CELL(s[i] ? s[i] : ' ', ATTR(fg, bg)));
+}
+
+void fbcon_put_halves(unsigned row, unsigned col, enum con_color top, enum con_color bottom)
+{
+    if (!con.ready || row >= con.cur.rows || col >= con.cur.cols)
+        return;
+    cell_set(row, col, CELL(HALVES_CHAR, ATTR(top, bottom)));
 }
 
 unsigned fbcon_cols(void)

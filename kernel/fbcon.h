@@ -67,6 +67,16 @@ void fbcon_set_color(enum con_color fg, enum con_color bg);
 /* Blanks the whole framebuffer with the current background and homes the cursor. */
 void fbcon_clear(void);
 
+/* Drawing at a place, for screens laid out whole (the summary screen): no control
+ * characters, no cursor movement, no scrolling. */
+/* Writes n bytes of s (Latin-1, as fbcon_putc() draws them) from (row, col) in fg on bg;
+ * what would pass the end of the row, or lies outside the grid, is dropped. */
+void fbcon_put_at(unsigned row, unsigned col, const char *s, size_t n, enum con_color fg,
+                  enum con_color bg);
+/* One cell in two colours: its top half (glyph height / 2 pixel rows) in top, the rest in
+ * bottom. The same picture element as vga_put_halves(), drawn with pixels, not a glyph. */
+void fbcon_put_halves(unsigned row, unsigned col, enum con_color top, enum con_color bottom);
+
 /* The text grid in use (0 x 0 before a successful fbcon_init()). */
 unsigned fbcon_cols(void);
 unsigned fbcon_rows(void);

@@ -160,3 +160,29 @@ void vga_clear(void)
     vga.cur.row = 0;
     cursor_update();
 }
+
+void vga_put_at(unsigned row, unsigned col, const char *s, size_t n, enum con_color fg,
+                enum con_color bg)
+{
+    if (!vga.cells || row >= vga.cur.rows)
+        return;
+    for (size_t i = 0; i < n && col + i < vga.cur.cols; i++)
+        vga.cells[row * vga.cur.cols + col + i] = VGA_CELL(s[i], VGA_ATTR(fg, bg));
+}
+
+void vga_put_halves(unsigned row, unsigned col, enum con_color top, enum con_color bottom)
+{
+    if (!vga.cells || row >= vga.cur.rows || col >= vga.cur.cols)
+        return;
+    vga.cells[row * vga.cur.cols + col] = VGA_CELL(VGA_UPPER_HALF_BLOCK, VGA_ATTR(top, bottom));
+}
+
+unsigned vga_cols(void)
+{
+    return vga.cells ? vga.cur.cols : 0;
+}
+
+unsigned vga_rows(void)
+{
+    return vga.cells ? vga.cur.rows : 0;
+}

@@ -39,4 +39,18 @@ void vga_set_color(enum con_color fg, enum con_color bg);
 /* Blanks every cell with the current colours and homes the cursor. */
 void vga_clear(void);
 
+/* Drawing at a place, for screens laid out whole (the summary screen): no control
+ * characters, no cursor movement, no scrolling. */
+/* Writes n bytes of s as code page 437 characters from (row, col) in fg on bg; what would
+ * pass the end of the row, or lies outside the screen, is dropped. */
+void vga_put_at(unsigned row, unsigned col, const char *s, size_t n, enum con_color fg,
+                enum con_color bg);
+/* One cell in two colours, the top half and the bottom half (CP437 0xDF, the upper half
+ * block, in top on bottom): two square-ish pixels of a text-mode picture. */
+void vga_put_halves(unsigned row, unsigned col, enum con_color top, enum con_color bottom);
+#define VGA_UPPER_HALF_BLOCK 0xDF
+/* The grid in use (0 x 0 while the console is disabled). */
+unsigned vga_cols(void);
+unsigned vga_rows(void);
+
 #endif /* BTSX_KERNEL_VGA_H */

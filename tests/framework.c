@@ -18,6 +18,7 @@
 #include "kernel/timer.h"
 #include "sched/sched.h"
 #include "tests/ktap.h"
+#include "tests/summary.h"
 
 #define BTSX_VERSION "0.1.0"
 #define MAX_TESTS    512
@@ -114,6 +115,9 @@ static void vdiag(const char *fmt, va_list ap)
     char msg[KTAP_LINE_MAX * 2];
     kvsnprintf(msg, sizeof(msg), fmt, ap);
     ktap_diag(&ktap, "%s", msg);
+    /* The envelope's facts (tests/t_char.c) are for the summary screen too. */
+    if (strncmp(msg, "char: ", 6) == 0)
+        summary_header(msg);
 }
 
 void test_diag(const char *fmt, ...)
@@ -273,19 +277,31 @@ static void run_one(const struct test_case *tc, unsigned index)
 
     if (verbose)
         ktap_diag(&ktap, "%s took %lu us", tc->name, us);
-    if (why == RECOVER_TIMEOUT || watchdog_hit)
-        ktap_result(&ktap, KTAP_TIMEOUT, tc->name, "after %u ms", timeout);
-    else if (why == RECOVER_FAULT)
-        ktap_result(&ktap, KTAP_FAIL, tc->name, NULL);
-    else if (outcome == OUT_FAIL)
-        ktap_result(&ktap, KTAP_FAIL, tc->name, NULL);
-    else if (outcome == OUT_SKIP)
-        ktap_result(&ktap, KTAP_SKIP, tc->name, "%s", reason);
+    /* st and line: the result and its first diagnostic line, for the summary too. */
+    enum ktap_status st = KTAP_PASS;
+    char line[KTAP_LINE_MAX];
+    strlcpy(line, reason, sizeof(line));
+    if (why == RECOVER_TIMEOUT || watchdog_hit) {
+        st = KTAP_TIMEOUT;
+        ksnprintf(line, sizeof(line), "after %u ms", timeout);
+    } else if (why == RECOVER_FAULT) {
+        st = KTAP_FAIL;
+        if (outcome != OUT_FAIL)
+            ksnprintf(line, sizeof(line), "exception %u (%s)", r.fault.vector,
+                      trap_vector_name(r.fault.vector));
+    } else if (outcome == OUT_FAIL) {
+        st = KTAP_FAIL;
+    } else if (outcome == OUT_SKIP) {
+        st = KTAP_SKIP;
+    }
+    if (st == KTAP_TIMEOUT || st == KTAP_SKIP)
+        ktap_result(&ktap, st, tc->name, "%s", line);
     else
-        ktap_result(&ktap, KTAP_PASS, tc->name, NULL);
+        ktap_result(&ktap, st, tc->name, NULL);
     if (why == RECOVER_FAULT)
         ktap_diag(&ktap, "^ %s ended by exception %u (%s)", tc->name, r.fault.vector,
                   trap_vector_name(r.fault.vector));
+    summary_result(tc->name, st, line);
     if (index < MAX_TESTS)
         reported[index] = true;
 }
@@ -298,6 +314,7 @@ static void header_line(const char *fmt, ...)
     kvsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
     ktap_header_line(&ktap, "%s", buf);
+    summary_header(buf);
 }
 
 static void print_header(const char *cmdline)
@@ -329,11 +346,15 @@ static __attribute__((noreturn)) void finish(enum exit_code code)
     ktap_summary(&ktap);
     bool pass = code == EXIT_CODE_PASS;
     const char *verdict = pass ? "PASS" : code == EXIT_CODE_FAILURE ? "FAIL" : "NO TESTS RUN";
+    summary_report(&ktap, verdict);
     /* The verdict, in colour on the screen; a KTAP diagnostic line on serial. */
-    console_set_color(CON_WHITE, pass ? CON_GREEN : CON_RED);
+    enum con_color bg = pass ? CON_GREEN : CON_RED;
+    console_set_color(CON_WHITE, bg);
     kprintf("# verdict: %s", verdict);
     console_set_color(CON_LIGHT_GREY, CON_BLACK);
     kputs("\n");
+    /* Last, so that whatever the exit does (QEMU's exit port, a halt) this stays on screen. */
+    summary_screen(&ktap, verdict, bg);
     machine_exit(code);
 }
 

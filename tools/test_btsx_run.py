@@ -41,6 +41,16 @@ ok 3 apic.timer # SKIP no LAPIC timer
 not ok 4 selftest.hang # TIMEOUT after 2000 ms
 ok 5 framework.all_reported
 # 2 passed, 2 failed, 1 skipped
+# ---- begin btsx-report/1 ----
+# btsx-report/1
+# v=0.1.0
+# be=model (CPUID.01H:EDX.DS=0)
+# n=2/2/1
+# f=paging.write_text:-
+# t=selftest.hang:after 2000 ms
+# s=1:no LAPIC timer
+# r=FAIL
+# ---- end btsx-report/1 ----
 # verdict: FAIL
 """
 
@@ -52,6 +62,13 @@ ok 1 boot.memmap
 ok 2 apic.timer # SKIP no LAPIC timer
 ok 3 ds.todo # TODO not finished
 # 2 passed, 0 failed, 1 skipped
+# ---- begin btsx-report/1 ----
+# btsx-report/1
+# v=0.1.0
+# n=2/0/1
+# s=1:no LAPIC timer
+# r=PASS
+# ---- end btsx-report/1 ----
 # verdict: PASS
 """
 
@@ -63,6 +80,15 @@ not ok 2 selftest.fault # ERROR #PF at 0x1234
 not ok 3 selftest.hang # TIMEOUT after 2000 ms
 not ok 4 selftest.fail
 # 1 passed, 3 failed, 0 skipped
+# ---- begin btsx-report/1 ----
+# btsx-report/1
+# v=0.1.0
+# n=1/3/0
+# f=selftest.fault:-
+# t=selftest.hang:after 2000 ms
+# f=selftest.fail:-
+# r=FAIL
+# ---- end btsx-report/1 ----
 """
 
 BAD_CMDLINE = """\
@@ -71,6 +97,12 @@ KTAP version 1
 # error: unknown option 'bogus=1'
 1..0
 # 0 passed, 0 failed, 0 skipped
+# ---- begin btsx-report/1 ----
+# btsx-report/1
+# v=0.1.0
+# n=0/0/0
+# r=NONE
+# ---- end btsx-report/1 ----
 """
 
 SELFTEST_EXPECT = {"selftest.fault": "fail", "selftest.hang": "timeout", "selftest.fail": "fail"}

@@ -494,6 +494,35 @@ static void test_scroll_moves_rows(void **state)
     free(b.mem);
 }
 
+/* Drawing at a place: glyphs in the given colours, clipped at the row end; a halves cell is
+ * its top half in one colour and the rest in the other, and scrolling keeps it a halves
+ * cell; the cursor does not move. */
+static void test_put_at_and_halves(void **state)
+{
+    struct fbuf b;
+
+    (void)state;
+    fb_alloc(&b, 84, 70, RGB888, 8); /* 10x4 cells plus margins */
+    init_lat15(&b);
+    fbcon_put_at(1, 8, "xyz", 3, CON_YELLOW, CON_BLUE);
+    expect_char(&b, 1, 8, 'x', px_rgb888[CON_YELLOW], px_rgb888[CON_BLUE]);
+    expect_char(&b, 1, 9, 'y', px_rgb888[CON_YELLOW], px_rgb888[CON_BLUE]);
+    expect_char(&b, 2, 0, ' ', GREY, BLACK); /* 'z' dropped, not wrapped */
+    fbcon_put_halves(3, 9, CON_WHITE, CON_RED);
+    fbcon_put_halves(4, 0, CON_WHITE, CON_RED); /* below the grid */
+    for (uint32_t y = 0; y < 16; y++)
+        for (uint32_t x = 0; x < 8; x++)
+            assert_int_equal(px_at(&b, 9 * 8 + x, 3 * 16 + y),
+                             px_rgb888[y < 8 ? CON_WHITE : CON_RED]);
+    puts_fb("A");
+    expect_char(&b, 0, 0, 'A', GREY, BLACK); /* the cursor was still home */
+    puts_fb("\n\n\n\n");                     /* one scroll: the halves cell moves up a row */
+    for (uint32_t y = 0; y < 16; y++)
+        assert_int_equal(px_at(&b, 9 * 8, 2 * 16 + y), px_rgb888[y < 8 ? CON_WHITE : CON_RED]);
+    expect_untouched_outside(&b);
+    free(b.mem);
+}
+
 /* After many scrolls the screen shows exactly the last rows lines, each drawn right. */
 static void test_scroll_many_lines(void **state)
 {
@@ -976,6 +1005,7 @@ int main(void)
         cmocka_unit_test(test_scroll_moves_rows),
         cmocka_unit_test(test_scroll_many_lines),
         cmocka_unit_test(test_tiny_framebuffer),
+        cmocka_unit_test(test_put_at_and_halves),
         cmocka_unit_test(test_bad_fonts),
         cmocka_unit_test(test_bad_framebuffers),
         cmocka_unit_test(test_psf2_unicode_table_maps_glyphs),

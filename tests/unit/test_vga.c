@@ -338,6 +338,30 @@ static void test_tiny_screen(void **state)
     expect_guard(4 * 2);
 }
 
+/* Drawing at a place: cells in the given colours, clipped at the row end and the screen,
+ * cursor and the colours of later text untouched; halves are 0xDF in top on bottom. */
+static void test_put_at_and_halves(void **state)
+{
+    (void)state;
+    init_80x25();
+    vga_putc('a');
+    unsigned before = cursor();
+    vga_put_at(2, 77, "xyz!", 4, CON_YELLOW, CON_BLUE);
+    assert_int_equal(text[2 * 80 + 77], 0x1E00 | 'x');
+    assert_int_equal(text[2 * 80 + 79], 0x1E00 | 'z');
+    assert_int_equal(text[3 * 80], BLANK);          /* '!' dropped, not wrapped */
+    vga_put_at(25, 0, "no", 2, CON_WHITE, CON_RED); /* below the screen */
+    vga_put_halves(24, 79, CON_BLACK, CON_WHITE);
+    assert_int_equal(text[24 * 80 + 79], 0xF000 | VGA_UPPER_HALF_BLOCK);
+    vga_put_halves(0, 80, CON_BLACK, CON_WHITE); /* right of the screen */
+    expect_guard(80 * 25);
+    assert_int_equal(cursor(), before);
+    vga_putc('b');
+    assert_int_equal(text[1], 0x0700 | 'b');
+    assert_int_equal(vga_cols(), 80);
+    assert_int_equal(vga_rows(), 25);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -351,6 +375,7 @@ int main(void)
         cmocka_unit_test_setup(test_scroll, setup),
         cmocka_unit_test_setup(test_write_moves_cursor_once, setup),
         cmocka_unit_test_setup(test_tiny_screen, setup),
+        cmocka_unit_test_setup(test_put_at_and_halves, setup),
     };
 
     return cmocka_run_group_tests_name("vga", tests, NULL, NULL);

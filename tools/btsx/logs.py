@@ -38,6 +38,9 @@ class RunFiles:
     bochslog: Path
     runiso: Path        # the per-run ISO that carries --append to Bochs
     isodir: Path        # where that ISO is put together
+    monitor: Path       # QEMU's monitor socket, for --expect-screen
+    screen: Path        # the screen as read at the end: text (.screen.txt) or a PPM (.ppm)
+    ppm: Path
 
     @classmethod
     def of(cls, build: Path, logdir: Path, tag: str, config: str) -> "RunFiles":
@@ -52,7 +55,8 @@ class RunFiles:
                    log=logged(".log"), out=logged(".emu.txt"), tap=logged(".tap"),
                    vars=logged(".vars.fd"), bochsrc=logged(".bochsrc"), rc=logged(".rc"),
                    bochslog=logged(".bochs.txt"), runiso=logged(".iso"),
-                   isodir=logged(".isodir"))
+                   isodir=logged(".isodir"), monitor=logged(".mon"),
+                   screen=logged(".screen.txt"), ppm=logged(".ppm"))
 
 
 def read_log(path: Path) -> str:

@@ -24,7 +24,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from btsx import bochs, ktap
+from btsx import bochs, ktap, screen
+from btsx import report as btsx_report
 from btsx.expect import (acceptable, expected_outcome, glob_matches, is_glob, parse_expect,
                          parse_expect_header)
 from btsx.logs import RunFiles, accel_line, default_logdir, read_text
@@ -105,6 +106,7 @@ class Options:
     expect_exit: int | None
     expect_header: tuple[tuple[str, str], ...]
     no_prove: bool
+    expect_screen: bool
     verbose: bool
     qemu: str
 
@@ -112,8 +114,10 @@ class Options:
         return RunFiles.of(self.build, self.logdir, self.tag, config)
 
     def append_for(self, config: str) -> str:
-        """The kernel command line for one configuration: --append, then its --config-append."""
-        return " ".join(a for a in (self.append, self.config_append.get(config, "")) if a)
+        """The kernel command line for one configuration: --append, then its --config-append,
+        then exit=halt for --expect-screen (the screen is read while the machine stays)."""
+        halt = "exit=halt" if self.expect_screen else ""
+        return " ".join(a for a in (self.append, self.config_append.get(config, ""), halt) if a)
 
 
 def parse_args(argv: Sequence[str] | None) -> Options:
@@ -148,12 +152,20 @@ def parse_args(argv: Sequence[str] | None) -> Options:
                    help="the kernel's '# KEY: value' header line must exist and match GLOB "
                    "('*' any run, '?' one character); repeatable, one line per option")
     p.add_argument("--no-prove", action="store_true", help="skip the prove cross-check")
+    p.add_argument("--expect-screen", action="store_true",
+                   help="QEMU configurations only: run with exit=halt, read the screen through "
+                   "QEMU's monitor once the kernel halts, and require the summary screen: on VGA "
+                   "text (bios, direct) the verdict, the CPU line, the backend and every failed "
+                   "test (or an 'N more' line that covers it), on the framebuffer (uefi) the "
+                   "verdict's colour band")
     p.add_argument("-v", "--verbose", action="store_true", help="stream serial output live")
     ns = p.parse_args(argv)
     configs = tuple(c for c in ns.config.split(",") if c)
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown or not configs:
         p.error(f"unknown configuration(s) {unknown}; known: {', '.join(CONFIGS)}")
+    if ns.expect_screen and any(c in bochs.CPU for c in configs):
+        p.error("--expect-screen reads the screen through QEMU's monitor: QEMU configurations only")
     try:
         expect = parse_expect(ns.expect or [])
         expect_header = parse_expect_header(ns.expect_header)
@@ -177,7 +189,7 @@ def parse_args(argv: Sequence[str] | None) -> Options:
                    timeout=ns.timeout,
                    jobs=ns.jobs, junit=Path(ns.junit) if ns.junit else None, expect=expect,
                    expect_exit=ns.expect_exit, expect_header=expect_header,
-                   no_prove=ns.no_prove, verbose=ns.verbose,
+                   no_prove=ns.no_prove, expect_screen=ns.expect_screen, verbose=ns.verbose,
                    qemu=os.environ.get("QEMU", "qemu-system-x86_64"))
 
 
@@ -284,10 +296,11 @@ def qemu_escape(value: str) -> str:
 
 
 def qemu_command(config: str, p: RunFiles, append: str, accel: str,
-                 qemu: str = "qemu-system-x86_64") -> list[str]:
+                 qemu: str = "qemu-system-x86_64", monitor: bool = False) -> list[str]:
+    mon = f"unix:{qemu_escape(str(p.monitor))},server=on,wait=off" if monitor else "none"
     cmd = [qemu, "-M", "q35", "-m", "256M", "-smp", "1", "-display", "none", "-vga", "std",
            "-no-reboot", "-nodefaults", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
-           "-serial", f"file:{p.log}", "-monitor", "none"]
+           "-serial", f"file:{p.log}", "-monitor", mon]
     cmd += ["-accel", "kvm", "-cpu", "host,pmu=on"] if accel == "kvm" else ["-accel", "tcg", "-cpu", "max"]
     if config == "direct":
         # -append only: the fw_cfg file as well would duplicate the arguments.
@@ -316,14 +329,17 @@ def kill_group(proc: "subprocess.Popen[bytes]") -> None:
 def supervise(cmd: Sequence[str], log: Path, out: Path, timeout: float, grace: float,
               stream: str | None = None, env: Mapping[str, str] | None = None,
               on_poll: Callable[[bool], None] | None = None,
-              result_at: list[float] | None = None) -> tuple[int | None, str | None]:
+              result_at: list[float] | None = None,
+              grab: "ScreenGrab | None" = None) -> tuple[int | None, str | None]:
     """Run cmd; stop it at timeout, or grace s after the summary line.
 
     Returns (exit status, None) or (None, key of STOPS).  With stream set,
     complete serial lines are printed as they arrive (escapes removed).
     on_poll(exited), if given, is called at every poll.  result_at, if given,
     gets the time since the start at which each result line arrived (to 0.1 s,
-    the poll interval): the JUnit report's per-test times.
+    the poll interval): the JUnit report's per-test times.  grab, if given, sees every
+    line and reads the screen once the run has ended: then the emulator is stopped and the
+    result is (None, None), the machine having been asked to halt, not to exit.
     """
     with open(out, "wb") as out_file:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out_file,
@@ -351,6 +367,10 @@ def supervise(cmd: Sequence[str], log: Path, out: Path, timeout: float, grace: f
                     result_at.append(time.monotonic() - start)
                 if summary_at is None and ktap.is_summary(line):
                     summary_at = time.monotonic()
+                if grab:
+                    grab.see(line)
+            if grab and not exited and grab.poll():
+                return None, None
             if exited:
                 return proc.returncode, None
             now = time.monotonic()
@@ -366,6 +386,77 @@ def supervise(cmd: Sequence[str], log: Path, out: Path, timeout: float, grace: f
         _live.discard(proc)
         if f:
             f.close()
+
+
+class ScreenGrab:
+    """--expect-screen: once the verdict line has come and the CPU has halted, the screen as
+    the run left it: VGA text cells or a framebuffer screendump (see btsx.screen)."""
+
+    HALT_WAIT = 20.0    # s from the verdict line to the halt: the summary is drawn between
+
+    def __init__(self, p: RunFiles) -> None:
+        self.p = p
+        self.geometry: tuple[str, int, int] | None = None
+        self.verdict_at: float | None = None
+        self.text: screen.TextScreen | None = None
+        self.ppm: tuple[int, int, bytes] | None = None
+        self.problem: str | None = None
+
+    def see(self, line: str) -> None:
+        if line.startswith("# screen: "):
+            self.geometry = screen.screen_geometry(line[len("# screen: "):])
+        elif line.startswith("# verdict: ") and self.verdict_at is None:
+            self.verdict_at = time.monotonic()
+
+    def poll(self) -> bool:
+        """True once the screen is read (or cannot be): time to stop the emulator."""
+        if self.verdict_at is None:
+            return False
+        try:
+            mon = screen.connect(self.p.monitor)
+            try:
+                while not screen.halted(mon):
+                    if time.monotonic() - self.verdict_at > self.HALT_WAIT:
+                        self.problem = f"the CPU did not halt within {self.HALT_WAIT:.0f} s " \
+                                       "of the verdict line"
+                        return True
+                    time.sleep(0.2)
+                if self.geometry is None:
+                    self.problem = "the kernel named no screen ('# screen:' header)"
+                elif self.geometry[0] == "vga":
+                    self.text = screen.read_text(mon, self.geometry[1], self.geometry[2])
+                    self.p.screen.write_text("\n".join(self.text.text()) + "\n")
+                else:
+                    self.p.ppm.unlink(missing_ok=True)
+                    mon.command(f"screendump {self.p.ppm}")
+                    self.ppm = screen.parse_ppm(self.p.ppm.read_bytes())
+            finally:
+                mon.close()
+        except (OSError, ValueError) as e:
+            self.problem = f"cannot read the screen through QEMU's monitor: {e}"
+        return True
+
+    def problems(self, rep: ktap.Report) -> list[str]:
+        if self.problem:
+            return [self.problem]
+        if self.text:
+            return screen.check_text(self.text, rep)
+        if self.ppm:
+            return screen.check_pixels(*self.ppm, rep.verdict or "")
+        if rep.summary is not None:
+            return ["the screen was not read (no verdict line?)"]
+        return []
+
+
+def report_problems(rep: ktap.Report) -> list[str]:
+    """The btsx-report/1 block against the KTAP results of the same log: every log that
+    reached its summary must carry one."""
+    if rep.summary is None:
+        return []
+    text = btsx_report.extract(rep.body)
+    if text is None:
+        return [f"no {btsx_report.VERSION} block after the summary"]
+    return [f"{btsx_report.VERSION}: {why}" for why in btsx_report.check(btsx_report.parse(text), rep)]
 
 
 def kernel_exit(status: int | None) -> tuple[int | None, str | None]:
@@ -461,6 +552,7 @@ def run_config(config: str, opts: Options, accel: str) -> Run:
     stream = (f"[{config}] " if len(opts.configs) > 1 else "") if opts.verbose else None
     env: dict[str, str] | None = None
     gate: bochs.RfbGate | None = None
+    grab: ScreenGrab | None = None
     problem: str | None = None
     if is_bochs:
         iso = p.iso
@@ -473,8 +565,12 @@ def run_config(config: str, opts: Options, accel: str) -> Run:
     else:
         if config == "uefi":
             shutil.copyfile(OVMF_VARS, p.vars)   # fresh NVRAM every run
-        cmd = qemu_command(config, p, opts.append_for(config), accel, opts.qemu)
+        cmd = qemu_command(config, p, opts.append_for(config), accel, opts.qemu,
+                           monitor=opts.expect_screen)
         grace = float(QEMU_EXIT_GRACE)
+        if opts.expect_screen:
+            p.monitor.unlink(missing_ok=True)
+            grab = ScreenGrab(p)
     start = time.monotonic()
     try:
         if problem:
@@ -484,7 +580,8 @@ def run_config(config: str, opts: Options, accel: str) -> Run:
                 gate = bochs.RfbGate(p.bochslog)
             timeout = opts.timeout or (bochs.TIMEOUT if is_bochs else QEMU_TIMEOUT)
             run.status, run.stop = supervise(cmd, p.log, p.out, timeout, grace, stream,
-                                             env, gate.poll if gate else None, run.result_at)
+                                             env, gate.poll if gate else None, run.result_at,
+                                             grab)
     except OSError as e:
         run.extra.append(f"cannot start {cmd[0]}: {e}")
     finally:
@@ -499,6 +596,9 @@ def run_config(config: str, opts: Options, accel: str) -> Run:
         run.extra += [f"emulator said: {t[:160]}" for t in read_text(p.out).strip().splitlines()[-1:]]
     problem = None if opts.no_prove else run_prove(run.report, p.tap)
     run.extra += [problem] if problem else []
+    run.extra += report_problems(run.report)
+    if grab:
+        run.extra += grab.problems(run.report)
     return judge(run, config, opts.expect, opts.expect_exit, opts.append_for(config),
                  opts.expect_header)
 

@@ -31,6 +31,8 @@ import zlib
 from pathlib import Path
 from typing import Sequence
 
+from btsx.logs import ACCEL_LINE
+
 ROOT = Path(__file__).resolve().parents[2]
 CATALOGUE = ROOT / "tools" / "mutants.txt"
 SUITES = "bts.*,ds.*,bts.task.*"
@@ -40,6 +42,7 @@ SLOW = ("ds.stream", "bts.task.stress", "bts.task.stream")
 MAX_GLOBS = 32      # tests= takes at most this many (tests/framework.c)
 PROFILES = ("exact", "hw")
 TIMEOUT = 120.0     # s per boot: the runner's own QEMU default; a hanging mutant costs this much
+RUNNER_ERROR = "runner error"
 CELL = 60           # characters of test names a table cell shows
 
 
@@ -178,6 +181,8 @@ class Verdict:
     detail: str = ""    # the runner's reason when no test names it
 
     def cell(self) -> str:
+        if self.how == RUNNER_ERROR:
+            return f"ERROR: {self.how}: {self.detail}"
         if not self.caught:
             return "no"
         what = ", ".join(self.tests) if self.tests else self.detail
@@ -189,7 +194,8 @@ class Verdict:
 def read_junit(path: Path, rc: int) -> Verdict:
     """The verdict from the runner's JUnit file and exit status (0: every test passed)."""
     if not path.is_file():
-        return Verdict(rc != 0, "runner error", [], f"exit {rc}, no JUnit file")
+        # Not the kernel's doing (the runner could not start it): no verdict either way.
+        return Verdict(False, RUNNER_ERROR, [], f"exit {rc}, no JUnit file")
     root = ET.parse(path).getroot()
     failed: list[str] = []
     run_problem = ""
@@ -268,7 +274,8 @@ class Result:
         return v is not None and not v.caught and profile not in self.mutant.equivalent
 
     def failed(self) -> bool:
-        return bool(self.error) or any(self.survives(p) for p in PROFILES)
+        return bool(self.error) or any(self.survives(p) or v.how == RUNNER_ERROR
+                                       for p, v in self.verdicts.items())
 
 
 def run_mutant(m: Mutant, opts: argparse.Namespace) -> Result:
@@ -277,16 +284,17 @@ def run_mutant(m: Mutant, opts: argparse.Namespace) -> Result:
     copy_tree(ROOT, work, opts.build)
     path = work / m.file
     path.write_text(apply(m, path.read_text()))
-    make = subprocess.run([opts.make, "-C", str(work), "--no-print-directory", "B=build",
-                           "build/btsx32.elf"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    b = opts.build.name     # the copy's build folder has the same name, inside the copy
+    make = subprocess.run([opts.make, "-C", str(work), "--no-print-directory", f"B={b}",
+                           f"{b}/btsx32.elf"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True)
     if make.returncode != 0:
         (work / "build.log").write_text(make.stdout)
         return Result(m, {}, time.monotonic() - start,
                       f"does not build (see {work / 'build.log'})")
-    verdicts = {p: run_staged(work / "build", p, m.seed(), opts.quick, opts) for p in PROFILES}
+    verdicts = {p: run_staged(work / b, p, m.seed(), opts.quick, opts) for p in PROFILES}
     if not opts.keep:
-        shutil.rmtree(work / "build" / "k", ignore_errors=True)
+        shutil.rmtree(work / b / "k", ignore_errors=True)
     return Result(m, verdicts, time.monotonic() - start)
 
 
@@ -294,9 +302,9 @@ def cell(r: Result, profile: str) -> str:
     if r.error:
         return "ERROR: " + r.error
     v = r.verdicts[profile]
-    if not v.caught and profile in r.mutant.equivalent:
+    if not v.caught and profile in r.mutant.equivalent and v.how != RUNNER_ERROR:
         return "equivalent: " + r.mutant.equivalent[profile]
-    return v.cell() if v.caught else "**NO: survives**"
+    return v.cell() if v.caught or v.how == RUNNER_ERROR else "**NO: survives**"
 
 
 def table(results: Sequence[Result], seconds: float) -> str:
@@ -380,6 +388,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         base = list(pool.map(lambda p: run_suites(opts.build, p, seed, SUITES, opts.accel,
                                                   opts.timeout, "mutate-baseline"), PROFILES))
     names = base[0][1]
+    if opts.accel == "auto":    # decided once: the runner's KVM probe costs seconds a boot
+        said = ACCEL_LINE.search((opts.build / "mutate-baseline-exact.out").read_text())
+        opts.accel = said.group(1) if said else "tcg"
     for profile, (v, _) in zip(PROFILES, base):
         if v.caught:
             say(f"btsx-mutate: the unmutated kernel fails under model={profile}: {v.cell()[5:]}",

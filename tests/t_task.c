@@ -12,6 +12,8 @@
 #include "kernel/cpu.h"
 #include "kernel/errno.h"
 #include "kernel/mem.h"
+#include "kernel/string.h"
+#include "kernel/symbols.h"
 #include "kernel/trap.h"
 #include "kernel/user.h"
 #include "sched/sched.h"
@@ -411,6 +413,25 @@ TASK_TEST(syscall_records, "SYSCALL and SYSRET records name the entry and return
     int64_t r = find(got, n, s < 0 ? 0 : s, LBL(syscall_sysretq), UADDR(uc_sys, uc_sys_after));
     CHECK(s >= 0, "no record {SYSCALL -> syscall_entry}");
     CHECK(r > s, "no record {SYSRETQ -> the instruction after the SYSCALL} after it");
+    /* With CPL 0 recorded the kernel side of the call is traced too (docs/model.md: the
+     * branches of syscall_dispatch(); hardware records every kernel branch, from the CALL in
+     * syscall_entry on): records between the two, the first one from the system call's own
+     * code, each landing in the kernel. */
+    if (s >= 0 && r > s) {
+        CHECK(r > s + 1, "no kernel record between the SYSCALL (%ld) and the SYSRET (%ld)", s, r);
+        uint64_t off;
+        const char *first = r > s + 1 ? symbol_lookup(got[s + 1].from, &off) : NULL;
+        CHECK(first && (!strcmp(first, "syscall_entry") || !strcmp(first, "syscall_dispatch")),
+              "the first record after the SYSCALL comes from %s, not from syscall_entry or "
+              "syscall_dispatch",
+              first ? first : "nowhere known");
+        for (int64_t i = s + 1; i < r; i++)
+            if (!CHECK(!user_addr(got[i].to),
+                       "record %ld, inside the system call, lands in "
+                       "user space (%#lx)",
+                       i, got[i].to))
+                break;
+    }
     if (r > 0 && r + 1 < n)
         CHECK(got[r + 1].from == UADDR(uc_sys, uc_sys_j2), "the user's next branch does not "
                                                            "follow the SYSRET record");

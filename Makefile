@@ -2,9 +2,10 @@
 #   make          build build/btsx.elf, build/btsx32.elf (for qemu -kernel) and build/btsx.iso
 #   make run      boot the ISO in QEMU, results on this terminal (ARGS='tests=... verbose')
 #   make check    every test: host unit tests, the kernel suites under every runner
-#                 configuration, the framework self-test
+#                 configuration, the framework self-test, the mutation run
 #   make bench    boot times and ISO size
 #   make lint     mypy --strict and flake8 over the Python tools (tools/btsx and its launchers)
+#   make mutate   the faults of tools/mutants.txt, one at a time: the kernel suites must catch each
 #   make deps     install what is missing (Debian packages)
 
 CROSS_COMPILE ?=
@@ -42,7 +43,7 @@ KOBJ := $(patsubst %,$(B)/k/%.o,$(KSRC)) $(B)/k/font.o
 FONT := /usr/share/consolefonts/Lat15-Terminus16.psf.gz
 
 .PHONY: all kernel iso run check unit kernel-check selftest x2apic-check bench deps clean \
-        tools-check lint clang-build format
+        tools-check lint clang-build format mutate
 all: kernel iso
 
 kernel: $(B)/btsx.elf $(B)/btsx32.elf
@@ -143,7 +144,8 @@ tools-check:
 	$(PYTHON) -m unittest discover -s tools -p 'test_*.py'
 
 # The Python tools: the btsx package, its launchers and their tests (setup.cfg configures both).
-PY_TOOLS := tools/btsx tools/btsx-run tools/btsx-trace tools/btsx-char tools/bench.py $(sort $(wildcard tools/test_*.py))
+PY_TOOLS := tools/btsx tools/btsx-run tools/btsx-trace tools/btsx-char tools/btsx-mutate tools/bench.py \
+            $(sort $(wildcard tools/test_*.py))
 lint:
 	@command -v mypy >/dev/null && command -v flake8 >/dev/null || $(MAKE) deps
 	mypy --strict $(PY_TOOLS)
@@ -241,6 +243,12 @@ st-x2apic:
 st-x2apic-nmi:
 	$(RUNNER) --config bochs-skylake --tag x2apic-nmi --append "apic=x2apic pmi=nmi volume=quick $(X2APIC_TESTS)"
 
+# Each fault of tools/mutants.txt applied to a copy of the built tree, the kernel rebuilt, and the
+# bts, ds and bts.task suites run under model=exact and model=hw: every fault must be caught.
+# The table goes to $(B)/mutate.md and $(B)/mutate.csv.
+mutate: kernel
+	$(PYTHON) tools/btsx-mutate --build $(B) --accel $(ACCEL)
+
 # Both compilers must build the kernel: clang's build goes to its own folder.
 clang-build:
 	$(MAKE) --no-print-directory B=$(B)/clang CC=clang kernel
@@ -255,6 +263,7 @@ check: deps
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory tools-check
 	$(MAKE) --no-print-directory -j 2 --output-sync=target $(X2APIC_RUNS) $(SELFTEST_RUNS)
+	$(MAKE) --no-print-directory mutate
 	$(MAKE) --no-print-directory kernel-check
 
 bench: all

@@ -167,6 +167,10 @@ struct bts_profile {
     /* An external interrupt is taken at the first instruction after the one that made it
      * deliverable, so its record's `from` is known exactly (§7, O6). */
     bool irq_lands_exactly;
+    /* Every record stored with the index at or past the threshold asks for the PMI, not only
+     * the one that reaches it: a PMI that LVT PC's mask held back comes at the first record
+     * after the unmask (§5, O3). */
+    bool pmi_past_threshold;
 };
 
 /* The profile of the backend in use (the model's as its options set it). */

@@ -16,6 +16,7 @@ static const struct bts_profile profile_hw = {
     .handler_records = BTS_EITHER,                     /* §7: handlers are traced at CPL 0 */
     .offos_user_returns = BTS_EITHER,                  /* §6, O4: "may" appear */
     .irq_lands_exactly = false,                        /* O6 */
+    .pmi_past_threshold = false,                       /* O3 */
 };
 
 /* model=exact: today's model, one answer to each open point (docs/model.md). */
@@ -27,6 +28,7 @@ static struct bts_profile profile_model = {
     .handler_records = BTS_NEVER,
     .offos_user_returns = BTS_ALWAYS,
     .irq_lands_exactly = true,
+    .pmi_past_threshold = true,
 };
 
 static char text[192];
@@ -79,9 +81,10 @@ const char *bts_profile_describe(void)
     ksnprintf(text, sizeof(text),
               "%s (pmi_skid_max=%u pmi_entry_records_max=%u threshold_record_first=%s "
               "handler_records=%s "
-              "offos_user_returns=%s irq_lands_exactly=%s)",
+              "offos_user_returns=%s irq_lands_exactly=%s pmi_past_threshold=%s)",
               p->name, p->pmi_skid_max, p->pmi_entry_records_max,
               p->threshold_record_first ? "yes" : "no", maybe_name(p->handler_records),
-              maybe_name(p->offos_user_returns), p->irq_lands_exactly ? "yes" : "no");
+              maybe_name(p->offos_user_returns), p->irq_lands_exactly ? "yes" : "no",
+              p->pmi_past_threshold ? "yes" : "no");
     return text;
 }

@@ -176,6 +176,12 @@ bool in_traced_code(uint64_t a)
     return a >= (uint64_t)_traced_code_start && a < (uint64_t)_traced_code_end;
 }
 
+bool pmi_can_land(uint64_t a)
+{
+    const struct bts_backend *be = bts_backend();
+    return in_traced_code(a) || (a >= (uint64_t)be->write_debugctl && a <= be->write_ret);
+}
+
 struct ds_area *loaded_ds_area(void)
 {
     return (struct ds_area *)bts_backend()->read_ds_area();
@@ -214,9 +220,9 @@ size_t trace_split(const struct bts_record *in, size_t n, struct bts_record *cod
         const struct bts_record *r = &in[i];
         if (r->from == BTS_ESCAPE)
             s->escapes++;
-        else if (r->to == trap_stub_address(VEC_PMI) && in_traced_code(r->from))
+        else if (r->to == trap_stub_address(VEC_PMI) && pmi_can_land(r->from))
             s->pmi_entry++;
-        else if (r->from == LBL(isr_iretq) && in_traced_code(r->to))
+        else if (r->from == LBL(isr_iretq) && pmi_can_land(r->to))
             s->iretq++;
         else if (in_traced_code(r->from) || in_traced_code(r->to))
             code[s->code++] = *r;

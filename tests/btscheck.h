@@ -62,6 +62,10 @@ int64_t trace_collect(struct bts_trace *t, struct bts_record *out, size_t max);
  * violation fails the test and gives -1). Records with an end in the known code stay. */
 int64_t trace_collect_code(struct bts_trace *t, struct bts_record *out, size_t max);
 bool in_traced_code(uint64_t a);
+/* Where a threshold interrupt can land in a traced run: the known code, or the backend's
+ * DEBUGCTL write routine that bts_run() calls to stop, up to its final RET (a PMI owed for
+ * the record of that call, or one that came late, is taken at its first instructions). */
+bool pmi_can_land(uint64_t a);
 bool pmi_is_nmi(void);
 
 /*

@@ -22,7 +22,7 @@
 
 #define BTSX_VERSION "0.1.0"
 #define MAX_TESTS    512
-#define MAX_GLOBS    16
+#define MAX_GLOBS    32 /* the mutation run (tools/btsx/mutate.py) names up to 32 */
 #define GLOB_LEN     64 /* including the NUL: a glob has at most 63 characters */
 
 extern const struct test_case __tests_start[], __tests_end[];

@@ -229,8 +229,9 @@ static const struct bad_line bad[] = {
     {"seed=1 seed=2", CMDLINE_EDUP, "option 'seed' given twice"},
     {"tests=", CMDLINE_EVALUE, "bad value '' for 'tests' (empty glob)"},
     {"tests=a,,b", CMDLINE_EVALUE, "bad value 'a,,b' for 'tests' (empty glob)"},
-    {"tests=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17", CMDLINE_ETOOLONG,
-     "too many globs for 'tests' (max 16)"},
+    {"tests=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,"
+     "33",
+     CMDLINE_ETOOLONG, "too many globs for 'tests' (max 32)"},
     {"tests=0123456789012345678901234567890123456789012345678901234567890123", CMDLINE_ETOOLONG,
      "glob '0123456789012345678901234567890123456789012345678901234567890123' too long for "
      "'tests' (max 63 chars)"},

@@ -276,6 +276,138 @@ TEST(ds, threshold_edge,
     edge_run(EDGE_THRESH + 8, 1); /* the threshold reached inside the loop, once */
 }
 
+/* A PMI held back by a masked LVT PC, with the index past the threshold: where the profile
+ * says every record at or past the threshold asks for the PMI (O3), it comes at the first
+ * record after the unmask, long before the buffer is full. */
+#define AGAIN_HW     256
+#define AGAIN_THRESH 100
+
+static uint64_t again_unmask_at; /* the index, in records, just before the unmask */
+
+static void spin_unmask_spin(void *arg)
+{
+    (void)arg;
+    ((void (*)(uint64_t))tc_spin)(AGAIN_THRESH + 4); /* past the threshold, masked */
+    const struct ds_area *ds = loaded_ds_area();
+    again_unmask_at = (ds->bts_index - ds->bts_base) / BTS_RECORD_SIZE;
+    apic_write(APIC_LVT_PC, apic_read(APIC_LVT_PC) & ~APIC_LVT_MASKED);
+    ((void (*)(uint64_t))tc_spin)(AGAIN_HW); /* enough to fill the buffer without a PMI */
+}
+
+TEST(ds, pmi_past_threshold,
+     "a PMI held back by a masked LVT PC comes at the first record after the unmask", 0)
+{
+    if (!bts_require())
+        return;
+    if (!bts_profile()->pmi_past_threshold) {
+        test_skip("the profile leaves open whether a PMI comes past the threshold (O3)");
+        return;
+    }
+    struct bts_config cfg = cfg_interrupt(AGAIN_HW, AGAIN_THRESH, MAX_RECORDS, BTS_POLICY_STOP,
+                                          BTS_EVENTS_BRANCHES, BTS_CPL_KERNEL);
+    struct bts_trace t;
+    if (!trace_setup(&t, &cfg))
+        return;
+    uint32_t lvt = apic_read(APIC_LVT_PC);
+    apic_write(APIC_LVT_PC, lvt | APIC_LVT_MASKED);
+    bts_run(&t, spin_unmask_spin, NULL);
+    apic_write(APIC_LVT_PC, lvt & ~APIC_LVT_MASKED);
+    struct bts_status st;
+    CHECK_EQ(bts_status(&t, &st), 0);
+    test_info("unmasked at %lu records; %lu PMIs, the latest at %lu", again_unmask_at, st.pmis,
+              st.pmi_at_max);
+    /* Nothing came while masked, so the first PMI is the one that finds the most records (the
+     * later ones come at the threshold). At the full buffer (or none at all) means the records
+     * past the threshold asked for nothing. */
+    CHECK(again_unmask_at > AGAIN_THRESH && again_unmask_at + 32 < AGAIN_HW,
+          "the unmask came at %lu records, not between %u and %u", again_unmask_at, AGAIN_THRESH,
+          AGAIN_HW - 32);
+    CHECK(st.pmis >= 1 && st.pmi_at_max > again_unmask_at && st.pmi_at_max < AGAIN_HW,
+          "%lu PMIs, the first at %lu records: expected after the unmask at %lu, before %u",
+          st.pmis, st.pmi_at_max, again_unmask_at, AGAIN_HW);
+    trace_teardown(&t);
+}
+
+/* The stop policy: once the ring overflows the trace stops, says so once, keeps the oldest
+ * records and refuses to run again until cleared (ds/bts.h). */
+#define STOP_RING 16
+
+static unsigned stop_calls;
+
+static void count_stop(struct bts_trace *t, void *arg)
+{
+    (void)t;
+    (void)arg;
+    stop_calls++;
+}
+
+TEST(ds, stop_policy, "a stop ring that overflows stops the trace, once, keeping the oldest", 0)
+{
+    if (!bts_require())
+        return;
+    struct bts_config cfg =
+        cfg_interrupt(256, 0, STOP_RING, BTS_POLICY_STOP, BTS_EVENTS_BRANCHES, BTS_CPL_KERNEL);
+    struct bts_trace t;
+    if (!trace_setup(&t, &cfg))
+        return;
+    struct expect e;
+    exp_init(&e, want, MAX_RECORDS);
+    chain_expect(&e);
+    CHECK(e.n > STOP_RING, "the chain's %zu records must overflow the ring", e.n);
+    stop_calls = 0;
+    bts_set_callbacks(&t, NULL, count_stop, NULL);
+    CHECK_EQ(bts_run(&t, (void (*)(void *))tc_chain, NULL), 0);
+    struct bts_status st;
+    CHECK_EQ(bts_status(&t, &st), 0);
+    CHECK(st.stopped && st.overflowed && stop_calls == 1,
+          "after %zu records into a %u-record ring: stopped %d, overflowed %d, %u stop calls", e.n,
+          STOP_RING, st.stopped, st.overflowed, stop_calls);
+    CHECK(st.count == STOP_RING && st.lost + st.count >= e.n,
+          "%lu records kept, %lu lost, of %zu run", st.count, st.lost, e.n);
+    CHECK_EQ(bts_run(&t, (void (*)(void *))tc_chain, NULL), E_OVERFLOW);
+    CHECK_EQ(stop_calls, 1);
+    /* The oldest records: the chain's first ones (the profile may add nothing before them). */
+    int64_t k = trace_collect(&t, got, MAX_RECORDS);
+    if (k >= 0) {
+        e.n = (size_t)k;
+        exp_match(got, (size_t)k, &e);
+    }
+    trace_teardown(&t);
+}
+
+/* The wrap policy: drains smaller than the ring that overflow it push out exactly as many of
+ * the oldest records as they bring, so the ring stays full and every record is either kept or
+ * counted lost. A low threshold makes many such drains. */
+#define WRAP_RING 24
+
+TEST(ds, wrap_policy, "a wrap ring that overflows stays full, each record kept or counted lost", 0)
+{
+    if (!bts_require())
+        return;
+    struct bts_config cfg =
+        cfg_interrupt(64, 8, WRAP_RING, BTS_POLICY_WRAP, BTS_EVENTS_BRANCHES, BTS_CPL_KERNEL);
+    struct bts_trace t;
+    if (!trace_setup(&t, &cfg))
+        return;
+    struct expect e;
+    exp_init(&e, want, MAX_RECORDS);
+    chain_expect(&e);
+    CHECK(e.n > 2 * WRAP_RING, "the chain's %zu records must overflow the ring", e.n);
+    bts_run(&t, (void (*)(void *))tc_chain, NULL);
+    struct bts_status st;
+    CHECK_EQ(bts_status(&t, &st), 0);
+    test_info("%lu records kept, %lu lost, %lu PMIs", st.count, st.lost, st.pmis);
+    CHECK(st.count == WRAP_RING && st.lost + st.count >= e.n,
+          "%lu records kept, %lu lost, of at least %zu run (ring %u)", st.count, st.lost, e.n,
+          WRAP_RING);
+    /* The newest records end with the chain's own end: its last link's record and the return
+     * are the trace's last code records on every profile. */
+    int64_t k = trace_collect_code(&t, got, MAX_RECORDS);
+    CHECK(k >= 2 && got[k - 1].from == e.rec[e.n - 1].from && got[k - 1].to == e.rec[e.n - 1].to,
+          "the ring's newest code record is not the run's last");
+    trace_teardown(&t);
+}
+
 /* A trace's hardware index survives switching away and back: the incoming trace goes on where
  * it stopped (the rule bts.task.isolation checks with tasks, here with ds_switch alone). */
 TEST(ds, switch_index, "switching back to a circular trace resumes at its own index", 0)
@@ -659,11 +791,11 @@ static void stream_feed(struct stream_check *c, const struct bts_record *r, int6
         bool ok = true;
         if (x->from == BTS_ESCAPE) {
             c->escapes++;
-        } else if (x->to == c->pmi_stub && in_traced_code(x->from)) {
+        } else if (x->to == c->pmi_stub && pmi_can_land(x->from)) {
             c->pmi_entry++;
             c->last_entry = x->from;
             c->run = 0;
-        } else if (x->from == LBL(isr_iretq) && in_traced_code(x->to)) {
+        } else if (x->from == LBL(isr_iretq) && pmi_can_land(x->to)) {
             c->iretq++;
             c->unpaired += x->to != c->last_entry;
             c->last_entry = 0;

@@ -12,6 +12,8 @@
 #include "kernel/cpu.h"
 #include "kernel/errno.h"
 #include "kernel/mem.h"
+#include "kernel/string.h"
+#include "kernel/symbols.h"
 #include "kernel/trap.h"
 #include "kernel/user.h"
 #include "sched/sched.h"
@@ -212,6 +214,12 @@ TASK_TEST(timestamps, "arrivals and departures pair up and follow the switch log
             CHECK(tsc >= last, "task %u: TSC goes back at record %ld", id, r);
             last = tsc;
             bool arrive = got[r].flags == BTS_Q_ARRIVE;
+            /* The API decodes it as what it is (ds/record.h). */
+            struct bts_event ev = {0};
+            CHECK(bts_decode_record(&got[r], &ev) == 0 &&
+                      ev.kind == (arrive ? BTS_EV_ARRIVE : BTS_EV_DEPART) && ev.tsc == tsc,
+                  "task %u: record %ld (qualifier %lu) decodes as kind %d, TSC %lu", id, r,
+                  got[r].flags, ev.kind, ev.tsc);
             CHECK(arrive != inside, "task %u: %s twice in a row at record %ld", id,
                   arrive ? "arrival" : "departure", r);
             inside = arrive;
@@ -247,16 +255,23 @@ TASK_TEST(timestamps, "arrivals and departures pair up and follow the switch log
     }
 }
 
-/* uc_sys traced with a CPL filter; returns the record count or -1. */
+static void ignore_trap(struct trap_frame *f)
+{
+    (void)f;
+}
+
+/* uc_sys traced with a CPL filter; returns the record count or -1. Its int n returns at once. */
 static int64_t run_sys(unsigned cpl, struct bts_record *out)
 {
     struct bts_trace *tr = task_trace(512, 4096, BTS_POLICY_STOP, BTS_EVENTS_BRANCHES, cpl);
     struct task *tk = user_task("sys", USER_PROG(uc_sys), 0, 0);
     if (!tr || !tk)
         return -1;
+    trap_handler_t old = trap_set_handler(VEC_TEST_SOFTINT, ignore_trap);
     trace_task(tk, tr);
     int status = -1;
     task_join(tk, &status);
+    trap_set_handler(VEC_TEST_SOFTINT, old);
     CHECK_EQ(status, 0);
     int64_t n = trace_collect(tr, out, MAX_RECORDS);
     trace_free(tr);
@@ -278,7 +293,9 @@ TASK_TEST(cpl_filter, "BTS_OFF_OS / BTS_OFF_USR select user or kernel transfers"
         return;
     const uint64_t sys = UADDR(uc_sys, uc_sys_call);
 
-    /* User only (BTS_OFF_OS): its own branches and the kernel-to-user returns, exactly. */
+    /* User only (BTS_OFF_OS): its own branches and the kernel-to-user returns, exactly: the
+     * IRETQ that enters it, the SYSRETQ and the IRETQ back from its int n, whose CPL after is
+     * 3 (the int itself lands at CPL 0: filtered). */
     int64_t n = run_sys(BTS_CPL_USER, got);
     struct expect e;
     exp_init(&e, want, MAX_RECORDS);
@@ -286,11 +303,13 @@ TASK_TEST(cpl_filter, "BTS_OFF_OS / BTS_OFF_USR select user or kernel transfers"
     exp_add(&e, UADDR(uc_sys, uc_sys_j1), UADDR(uc_sys, uc_sys_t1));
     exp_add(&e, LBL(syscall_sysretq), UADDR(uc_sys, uc_sys_after));
     exp_add(&e, UADDR(uc_sys, uc_sys_j2), UADDR(uc_sys, uc_sys_t2));
+    exp_add(&e, LBL(isr_iretq), UADDR(uc_sys, uc_sys_int_back));
     match_user(got, n, &e);
     for (int64_t i = 0; i < n; i++)
         CHECK(user_addr(got[i].to), "OFF_OS: record %ld lands in the kernel (%#lx)", i, got[i].to);
 
-    /* Kernel only (BTS_OFF_USR): every record lands at CPL 0; the SYSCALL is one of them. */
+    /* Kernel only (BTS_OFF_USR): every record lands at CPL 0 (none of the returns to user
+     * code); the SYSCALL and the int n are among them. */
     n = run_sys(BTS_CPL_KERNEL, got);
     CHECK(n > 0, "OFF_USR: no kernel records");
     for (int64_t i = 0; i < n; i++)
@@ -298,6 +317,8 @@ TASK_TEST(cpl_filter, "BTS_OFF_OS / BTS_OFF_USR select user or kernel transfers"
                    got[i].to))
             break;
     CHECK(find(got, n, 0, sys, LBL(syscall_entry)) >= 0, "OFF_USR: no SYSCALL record");
+    CHECK(find(got, n, 0, UADDR(uc_sys, uc_sys_int), trap_stub_address(VEC_TEST_SOFTINT)) >= 0,
+          "OFF_USR: no int n record");
     test_info("kernel-only: %ld records", n);
 
     /* Both bits: nothing at all. */
@@ -312,7 +333,7 @@ TASK_TEST(cpl_filter, "BTS_OFF_OS / BTS_OFF_USR select user or kernel transfers"
     CHECK(at >= 0, "both: the user records are not all there in order");
     for (int64_t i = 0; i < n; i++)
         user_addr(got[i].to) ? user++ : kernel++;
-    CHECK(user >= 4 && kernel > 0, "both: %ld user, %ld kernel records", user, kernel);
+    CHECK(user >= 5 && kernel > 0, "both: %ld user, %ld kernel records", user, kernel);
 }
 
 TASK_TEST(offos_returns, "under BTS_OFF_OS the model records kernel-to-user returns as asked", 0)
@@ -328,7 +349,8 @@ TASK_TEST(offos_returns, "under BTS_OFF_OS the model records kernel-to-user retu
     model_get_freedoms(&f);
     struct model_stats s0, s1;
     model_get_stats(&s0);
-    /* Each run returns to user code by IRETQ at its start and by SYSRETQ after its call. */
+    /* Each run returns to user code by IRETQ at its start, by SYSRETQ after its call and by
+     * IRETQ after its int n. */
     uint64_t in_trace = 0;
     for (unsigned run = 0; run < 16 && !test_failed(); run++) {
         int64_t n = run_sys(BTS_CPL_USER, got);
@@ -343,12 +365,43 @@ TASK_TEST(offos_returns, "under BTS_OFF_OS the model records kernel-to-user retu
               f.offos_returns == BTS_ALWAYS  ? "always"
               : f.offos_returns == BTS_NEVER ? "never"
                                              : "either");
-    CHECK(kept + omitted >= 32, "only %lu returns seen for 16 runs", kept + omitted);
+    CHECK(kept + omitted >= 48, "only %lu returns seen for 16 runs", kept + omitted);
     CHECK(in_trace == kept, "%lu returns in the traces, the model recorded %lu", in_trace, kept);
     CHECK(f.offos_returns != BTS_NEVER || kept == 0, "never, yet %lu recorded", kept);
     CHECK(f.offos_returns != BTS_ALWAYS || omitted == 0, "always, yet %lu omitted", omitted);
     CHECK(f.offos_returns != BTS_EITHER || (kept > 0 && omitted > 0),
           "either, yet %lu recorded and %lu omitted", kept, omitted);
+}
+
+/* With CPL 0 filtered the PMI's own entry is not recorded, so each PMI finds the index where
+ * the threshold record and the skid left it: within the profile's window, which under an exact
+ * profile is the threshold itself (a PMI there that the handler took for spurious would be
+ * drained one record later). */
+TASK_TEST(pmi_user, "user-only interrupt mode: every PMI finds the index in the profile's window",
+          0)
+{
+    if (!bts_require())
+        return;
+    enum { K = 8, ROUNDS = 16 }; /* about 11 records a round: several PMIs at 64 records */
+    struct bts_trace *tr = task_trace(64, 4096, BTS_POLICY_STOP, BTS_EVENTS_BRANCHES, BTS_CPL_USER);
+    struct task *tk = user_task("pmiu", USER_PROG(uc_iso), K, ROUNDS);
+    if (!tr || !tk)
+        return;
+    trace_task(tk, tr);
+    int status = -1;
+    task_join(tk, &status);
+    CHECK_EQ(status, K);
+    struct bts_status st;
+    CHECK_EQ(bts_status(tr, &st), 0);
+    uint64_t thresh = (tr->ds->bts_thresh - tr->ds->bts_base) / BTS_RECORD_SIZE, lo, hi;
+    bts_profile_pmi_window(thresh, false, &lo, &hi);
+    test_info("%lu PMIs at %lu..%lu records, allowed %lu..%lu (%s)", st.pmis, st.pmi_at_min,
+              st.pmi_at_max, lo, hi, bts_profile()->name);
+    CHECK(st.pmis >= 2 && st.pmi_at_min >= lo && st.pmi_at_max <= hi,
+          "%lu PMIs at %lu..%lu records, allowed %lu..%lu", st.pmis, st.pmi_at_min, st.pmi_at_max,
+          lo, hi);
+    CHECK(st.lost == 0 && !st.overflowed, "%lu records lost", st.lost);
+    trace_free(tr);
 }
 
 TASK_TEST(syscall_records, "SYSCALL and SYSRET records name the entry and return", 0)
@@ -360,6 +413,25 @@ TASK_TEST(syscall_records, "SYSCALL and SYSRET records name the entry and return
     int64_t r = find(got, n, s < 0 ? 0 : s, LBL(syscall_sysretq), UADDR(uc_sys, uc_sys_after));
     CHECK(s >= 0, "no record {SYSCALL -> syscall_entry}");
     CHECK(r > s, "no record {SYSRETQ -> the instruction after the SYSCALL} after it");
+    /* With CPL 0 recorded the kernel side of the call is traced too (docs/model.md: the
+     * branches of syscall_dispatch(); hardware records every kernel branch, from the CALL in
+     * syscall_entry on): records between the two, the first one from the system call's own
+     * code, each landing in the kernel. */
+    if (s >= 0 && r > s) {
+        CHECK(r > s + 1, "no kernel record between the SYSCALL (%ld) and the SYSRET (%ld)", s, r);
+        uint64_t off;
+        const char *first = r > s + 1 ? symbol_lookup(got[s + 1].from, &off) : NULL;
+        CHECK(first && (!strcmp(first, "syscall_entry") || !strcmp(first, "syscall_dispatch")),
+              "the first record after the SYSCALL comes from %s, not from syscall_entry or "
+              "syscall_dispatch",
+              first ? first : "nowhere known");
+        for (int64_t i = s + 1; i < r; i++)
+            if (!CHECK(!user_addr(got[i].to),
+                       "record %ld, inside the system call, lands in "
+                       "user space (%#lx)",
+                       i, got[i].to))
+                break;
+    }
     if (r > 0 && r + 1 < n)
         CHECK(got[r + 1].from == UADDR(uc_sys, uc_sys_j2), "the user's next branch does not "
                                                            "follow the SYSRET record");

@@ -5,6 +5,7 @@
  */
 #include "boot/asm.h"
 #include "kernel/msr-index.h"
+#include "kernel/trap.h"
 #include "sched/syscall.h"
 
 #define L(name) LABEL(name)
@@ -92,7 +93,8 @@ L(uc_step_end)
 END(uc_step_start)
 
 /* CPL filter and SYSCALL/SYSRET records: a jump, a system call with a short kernel path
- * (the count of its own trace), a jump, exit(0). */
+ * (the count of its own trace), a jump, an int n whose handler returns at once (the test
+ * installs it: the IRETQ back is a kernel-to-user return), exit(0). */
 DATA(uc_sys_start)
 L(uc_sys_j1)
     jmp uc_sys_t1
@@ -107,6 +109,9 @@ L(uc_sys_j2)
     jmp uc_sys_t2
     ud2
 L(uc_sys_t2)
+L(uc_sys_int)
+    int $VEC_TEST_SOFTINT
+L(uc_sys_int_back)
     xor %edi, %edi
     SYSCALL(SYS_EXIT)
     ud2

@@ -14,7 +14,7 @@
 extern const char uc_iso_start[], uc_iso_end[], uc_iso_loop[], uc_iso_ijmp[], uc_iso_chain_end[],
     uc_iso_after_yield[], uc_iso_jnz[];
 extern const char uc_sys_start[], uc_sys_end[], uc_sys_j1[], uc_sys_t1[], uc_sys_call[],
-    uc_sys_after[], uc_sys_j2[], uc_sys_t2[];
+    uc_sys_after[], uc_sys_j2[], uc_sys_t2[], uc_sys_int[], uc_sys_int_back[];
 extern const char uc_bad_start[], uc_bad_end[];
 extern const char uc_hello_start[], uc_hello_end[];
 extern const char uc_read_start[], uc_read_end[], uc_read_insn[];

@@ -423,10 +423,11 @@ class ScreenGrab:
                     time.sleep(0.2)
                 if self.geometry is None:
                     self.problem = "the kernel named no screen ('# screen:' header)"
-                elif self.geometry[0] == "vga":
-                    self.text = screen.read_text(mon, self.geometry[1], self.geometry[2])
-                    self.p.screen.write_text("\n".join(self.text.text()) + "\n")
                 else:
+                    if self.geometry[0] == "vga":
+                        self.text = screen.read_text(mon, self.geometry[1], self.geometry[2])
+                        self.p.screen.write_text("\n".join(self.text.text()) + "\n")
+                    # Both screens as a picture too: the QR code is read from it.
                     self.p.ppm.unlink(missing_ok=True)
                     mon.command(f"screendump {self.p.ppm}")
                     self.ppm = screen.parse_ppm(self.p.ppm.read_bytes())
@@ -439,10 +440,18 @@ class ScreenGrab:
     def problems(self, rep: ktap.Report) -> list[str]:
         if self.problem:
             return [self.problem]
+        problems = []
         if self.text:
-            return screen.check_text(self.text, rep)
-        if self.ppm:
-            return screen.check_pixels(*self.ppm, rep.verdict or "")
+            problems += screen.check_text(self.text, rep)
+        elif self.ppm:
+            problems += screen.check_pixels(*self.ppm, rep.verdict or "")
+        if self.ppm and self.geometry:
+            decoded, why = screen.zbarimg(self.p.ppm)
+            problems += [why] if why else []
+            problems += screen.check_qr(btsx_report.extract(rep.body), rep.body, self.geometry,
+                                        self.ppm, decoded)
+        if self.text or self.ppm:
+            return problems
         if rep.summary is not None:
             return ["the screen was not read (no verdict line?)"]
         return []

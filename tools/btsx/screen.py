@@ -277,12 +277,16 @@ def _bbox(width: int, pixels: bytes, x0: int, x1: int, y0: int, y1: int,
 def read_symbol(width: int, height: int, pixels: bytes, x0: int, size: int, quiet: int
                 ) -> tuple[Matrix, tuple[float, float], list[str]]:
     """The size x size modules of the symbol in the screendump's QR area (from pixel column
-    x0): its dark modules' bounding box, sampled at each module's centre. Also the module's
+    x0): the bounding box of the dark pixels within that of the light ones, sampled at each
+    module's centre. Also the module's
     size in pixels, and what is wrong: a pixel neither dark nor light where a module's centre
     is, or a quiet zone of fewer than quiet light modules."""
-    box = _bbox(width, pixels, x0, width, 0, height, DARK)
+    # The light square first (on the framebuffer the area around it is the screen's black),
+    # then the dark modules in it.
+    light = _bbox(width, pixels, x0, width, 0, height, LIGHT)
+    box = light and _bbox(width, pixels, light[0], light[2], light[1], light[3], DARK)
     if box is None:
-        return [], (0.0, 0.0), ["no QR code on the screen: its area has no dark pixel"]
+        return [], (0.0, 0.0), ["no QR code on the screen: no dark pixel on light in its area"]
     bx0, by0, bx1, by1 = box
     mw, mh = (bx1 - bx0) / size, (by1 - by0) / size
     problems = []

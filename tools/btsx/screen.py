@@ -134,7 +134,9 @@ def screen_geometry(header: str | None) -> tuple[str, int, int] | None:
 def check_text(screen: TextScreen, rep: ktap.Report, qr_cols: int = 49) -> list[str]:
     """What the summary must show on a text screen, from the same log's KTAP results."""
     problems = []
-    rows = screen.text()
+    # The text pane only: the QR area's block characters are no text.
+    width = screen.cols - qr_cols if screen.cols >= qr_cols + 24 else screen.cols
+    rows = [row[:width] for row in screen.text()]
     text = "\n".join(rows)
     verdict = rep.verdict or ""
     last = rows[-1]
@@ -148,7 +150,6 @@ def check_text(screen: TextScreen, rep: ktap.Report, qr_cols: int = 49) -> list[
     backend = (rep.header.get("backend") or "").split(" ")[0]
     if backend and f"Backend: {backend}" not in text:
         problems.append(f"screen does not show 'Backend: {backend}'")
-    width = screen.cols - qr_cols if screen.cols >= qr_cols + 24 else screen.cols
     failed = [r for r in rep.results if r.outcome in ("fail", "timeout")]
     shown = [r for r in failed
              if any(row.rstrip() == (f"{'TIMEOUT' if r.outcome == 'timeout' else 'FAIL'} "

@@ -228,26 +228,26 @@ class QrPlan:
     matrix: Matrix
 
 
-def qr_plan(text: str, geometry: tuple[str, int, int],
-            encode=qrencode) -> QrPlan | None:
+def qr_plan(text: str, geometry: tuple[str, int, int]) -> QrPlan | None:
     """What the design puts on this screen for text: the most robust level whose smallest
     symbol, with its quiet zone, fits the QR area; None if there is no area or no fit."""
     kind, w, h = geometry
     if kind == "vga":
         if w < QR_COLS + QR_MIN_TEXT_COLS:
             return None
-        side, quiets = min(QR_COLS, 2 * h), (QR_QUIET, QR_QUIET_TEXT_MIN)
+        side, quiets = min(QR_COLS, 2 * h), [QR_QUIET, QR_QUIET_TEXT_MIN]
     else:
         cols = w // FB_CELL_WIDTH
         if cols < QR_COLS + QR_MIN_TEXT_COLS:
             return None
-        side, quiets = min(w - (cols - QR_COLS) * FB_CELL_WIDTH, h) // QR_FB_MODULE_MIN, (QR_QUIET,)
+        side = min(w - (cols - QR_COLS) * FB_CELL_WIDTH, h) // QR_FB_MODULE_MIN
+        quiets = [QR_QUIET]
     symbols: dict[str, Matrix] = {}
     for quiet in quiets:
         for level in LEVELS:
             if level not in symbols:
                 try:
-                    symbols[level] = encode(text, level)
+                    symbols[level] = qrencode(text, level)
                 except subprocess.CalledProcessError:   # too long even for version 40
                     symbols[level] = [[False]] * 999
             if len(symbols[level]) + 2 * quiet <= side:
@@ -290,7 +290,7 @@ def read_symbol(width: int, height: int, pixels: bytes, x0: int, size: int, quie
         return [], (0.0, 0.0), ["no QR code on the screen: no dark pixel on light in its area"]
     bx0, by0, bx1, by1 = box
     mw, mh = (bx1 - bx0) / size, (by1 - by0) / size
-    problems = []
+    problems: list[str] = []
     matrix = []
     for j in range(size):
         row = []

@@ -270,12 +270,23 @@ static void qr_draw_pixels(unsigned x0, unsigned w, unsigned h)
         }
 }
 
+/* The QR code, or in its place why there is none (the header says it on a screen without a
+ * QR area). */
 static void qr_draw(void)
 {
-    unsigned x, w, h;
+    unsigned x, w, h, cols, rows;
     bool pixels;
-    if (!qr_plan.ok || !qr_area(&x, &w, &h, &pixels))
+    if (!qr_area(&x, &w, &h, &pixels) || !console_screen_grid(&cols, &rows))
         return;
+    if (!qr_plan.ok) {
+        console_screen_put(1, cols - SUMMARY_QR_COLS + 1, "No QR code of the report:", CON_YELLOW,
+                           CON_BLACK);
+        console_screen_put(2, cols - SUMMARY_QR_COLS + 1, qr_plan.why ? qr_plan.why : "?",
+                           CON_YELLOW, CON_BLACK);
+        console_screen_put(3, cols - SUMMARY_QR_COLS + 1, "(the serial log has the report)",
+                           CON_YELLOW, CON_BLACK);
+        return;
+    }
     if (pixels)
         qr_draw_pixels(x, w, h);
     else
@@ -424,11 +435,13 @@ void summary_screen(const struct ktap *k, const char *verdict, enum con_color ve
     if (cols >= SUMMARY_QR_COLS + SUMMARY_MIN_TEXT_COLS)
         p.width = cols - SUMMARY_QR_COLS; /* the QR code's area stays blank until it is drawn */
 
+    /* Without a QR area the header says why there is no QR code. */
+    const char *narrow_why = p.width == cols ? qr_plan.why : NULL;
     char line[KTAP_LINE_MAX + 32];
     char bar[ROW_MAX + 1];
     unsigned w = p.width < ROW_MAX ? p.width : ROW_MAX;
     ksnprintf(line, sizeof(line), " btsx %s: summary%s%s", btsx_version(),
-              qr_plan.why ? "; no QR code: " : "", qr_plan.why ? qr_plan.why : "");
+              narrow_why ? "; no QR code: " : "", narrow_why ? narrow_why : "");
     memset(bar, ' ', w);
     bar[w] = '\0';
     memcpy(bar, line, strlen(line) < w ? strlen(line) : w);

@@ -157,7 +157,9 @@ def parse_args(argv: Sequence[str] | None) -> Options:
                    "QEMU's monitor once the kernel halts, and require the summary screen: on VGA "
                    "text (bios, direct) the verdict, the CPU line, the backend and every failed "
                    "test (or an 'N more' line that covers it), on the framebuffer (uefi) the "
-                   "verdict's colour band")
+                   "verdict's colour band; on both, from a screendump, the report's QR code "
+                   "(zbarimg must decode it to the serial log's report, module for module "
+                   "qrencode's symbol of it)")
     p.add_argument("-v", "--verbose", action="store_true", help="stream serial output live")
     ns = p.parse_args(argv)
     configs = tuple(c for c in ns.config.split(",") if c)

@@ -46,7 +46,8 @@ void vga_clear(void);
 void vga_put_at(unsigned row, unsigned col, const char *s, size_t n, enum con_color fg,
                 enum con_color bg);
 /* One cell in two colours, the top half and the bottom half: two pixels of a text-mode
- * picture (the summary screen's QR code), each 9x8 dots in the usual 720x400 mode 3. Drawn
+ * picture (the summary screen's QR code), each 9 dots wide and about half the cell high in
+ * the usual 720x400 mode 3 (the font decides where its half blocks split). Drawn
  * with CP437 block characters: the full block or a space in one colour, else the upper half
  * block in top on bottom, or the lower half block in bottom on top when only bottom is
  * bright (the background then never needs the intensity bit). */

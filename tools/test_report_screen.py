@@ -290,6 +290,11 @@ class QrCode(unittest.TestCase):
         for body in bodies:
             self.assertTrue(screen.check_qr(self.TEXT, body, self.VGA, image, self.TEXT))
         self.assertTrue(screen.check_qr(None, [], self.VGA, image, self.TEXT))
+        # A screen without a QR area: a '# report qr: version' line is wrong, none is right.
+        narrow = ("vga", 72, 25)
+        claim = ["# report qr: version 7, level L, mask 0, quiet zone 2"]
+        self.assertTrue(screen.check_qr(self.TEXT, claim, narrow, image, None))
+        self.assertEqual(screen.check_qr(self.TEXT, [], narrow, image, None), [])
 
     def test_zbarimg(self) -> None:
         plan = screen.qr_plan(self.TEXT, self.VGA)

@@ -181,7 +181,9 @@ x2apic-check: all
 st-selftest:
 	$(RUNNER) --config direct --tag selftest --append "selftest=1" --expect $(SELFTEST_EXPECT)
 # The summary screen, read through QEMU's monitor after an exit=halt run (--expect-screen):
-# VGA text with the four expected failures and with none, the framebuffer's verdict band.
+# VGA text with the four expected failures (a version-6 QR code with a 4-module quiet zone)
+# and with none (version 7, 2-module zone), the framebuffer's verdict band (version 12, level
+# H); on each the QR code is decoded by zbarimg and must be the serial log's report.
 SELFTEST_EXPECT := selftest.fault=fail,selftest.hang=timeout,selftest.fail=fail,selftest.hang_irqoff=timeout
 st-screen-fail:
 	$(RUNNER) --config bios --tag screen-fail --append "selftest=1 tests=boot.*,selftest.*" \

@@ -985,6 +985,9 @@ int rp_generate(struct rp_prog *p, uint64_t seed, uint64_t index, const struct r
     g->rng = seed ^ (index * 0xd1342543de82ef95ull);
     next(g);
     p->nxfer = p->ninsn = 0;
+    p->seed = seed;
+    p->index = index;
+    p->params = *par;
     g->code_len = p->code_len = par->size - RP_DATA_BYTES;
     memset(p->code, PAD_BYTE, par->size);
 
@@ -1052,4 +1055,54 @@ void rp_hist_add(struct rp_hist *h, const struct rp_prog *p)
     }
     for (uint32_t k = 0; k < p->nxfer; k++)
         h->made[p->xfer[k].cls]++;
+}
+
+/* Appends text, a decimal or a hex number to a report line. */
+struct out {
+    char *buf;
+    uint32_t n;
+};
+
+static void put_s(struct out *o, const char *s)
+{
+    while (*s && o->n < RP_LINE_MAX - 1)
+        o->buf[o->n++] = *s++;
+    o->buf[o->n] = 0;
+}
+
+static void put_num(struct out *o, uint64_t v, unsigned base, unsigned digits)
+{
+    char tmp[24];
+    unsigned k = 0;
+    do {
+        tmp[k++] = "0123456789abcdef"[v % base];
+        v /= base;
+    } while (v || k < digits);
+    char s[25];
+    for (unsigned i = 0; i < k; i++)
+        s[i] = tmp[k - 1 - i];
+    s[k] = 0;
+    put_s(o, s);
+}
+
+bool rp_report_line(const struct rp_prog *p, uint32_t n, char *buf)
+{
+    struct out o = {buf, 0};
+    buf[0] = 0;
+    if (n == 0) {
+        put_s(&o, "randprog seed=0x"), put_num(&o, p->seed, 16, 1);
+        put_s(&o, " index="), put_num(&o, p->index, 10, 1);
+        put_s(&o, " size="), put_num(&o, p->params.size, 10, 1);
+        put_s(&o, " mix=0x"), put_num(&o, p->params.mix, 16, 1);
+        put_s(&o, " base=0x"), put_num(&o, p->base, 16, 1);
+        put_s(&o, " fault=0x"), put_num(&o, p->params.fault_addr, 16, 1);
+        return true;
+    }
+    uint32_t off = (n - 1) * RP_REPORT_BYTES;
+    if (off >= p->params.size)
+        return false;
+    put_s(&o, "randprog bytes +0x"), put_num(&o, off, 16, 4), put_s(&o, ": ");
+    for (uint32_t i = off; i < off + RP_REPORT_BYTES && i < p->params.size; i++)
+        put_num(&o, p->code[i], 16, 2);
+    return true;
 }

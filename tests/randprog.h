@@ -130,6 +130,8 @@ struct rp_prog {
     struct rp_insn *insn;
     uint32_t insn_cap; /* >= params.size keeps it from filling */
     /* results */
+    uint64_t seed, index;
+    struct rp_params params;
     uint64_t entry;
     uint32_t code_len; /* the bytes before the tables: what a disassembler should read */
     uint32_t nxfer, ninsn;
@@ -139,6 +141,19 @@ struct rp_prog {
  * small, buffer missing) or E_TOOLONG if the instruction list would overflow. The transfer list
  * never overflows: the generator stops adding branches when it gets full (xfer_cap >= 64). */
 int rp_generate(struct rp_prog *p, uint64_t seed, uint64_t index, const struct rp_params *par);
+
+/*
+ * The failure report's program lines, which tools/btsx-rand reads back (from a log, wherever
+ * they sit in a line): line 0 gives the parameters,
+ *   randprog seed=0x... index=N size=N mix=0x... base=0x... fault=0x...
+ * and lines 1.. the buffer's bytes, RP_REPORT_BYTES a line,
+ *   randprog bytes +0xOFFS: hex...
+ * rp_report_line() writes line n (NUL-terminated, at most RP_LINE_MAX bytes) and returns
+ * false past the last one.
+ */
+#define RP_REPORT_BYTES 32
+#define RP_LINE_MAX     128
+bool rp_report_line(const struct rp_prog *p, uint32_t n, char *buf);
 
 /* Adds a program's counts to a histogram. */
 void rp_hist_add(struct rp_hist *h, const struct rp_prog *p);

@@ -523,6 +523,56 @@ static void test_reproducible(void **state)
     assert_memory_not_equal(a, code, prog_size);
 }
 
+/* ------------------------------------------------------------------ the host tool */
+
+#ifndef BTSX_RAND
+#define BTSX_RAND "build/btsx-rand"
+#endif
+
+/* Runs `cmd`, returns its exit status and (the start of) its output in out. */
+static int run(const char *cmd, char *out, size_t n)
+{
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    size_t got = fread(out, 1, n - 1, f);
+    out[got] = 0;
+    while (fgetc(f) != EOF)
+        ;
+    int st = pclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* btsx-rand reads back the report lines it dumps (as the kernel prints them, behind a log
+ * prefix), finds the bytes identical, and finds a byte changed in them. */
+static void test_tool(void **state)
+{
+    (void)state;
+    char log[] = "/tmp/test_randprog_log.XXXXXX", cmd[512];
+    static char out[1 << 16];
+    int fd = mkstemp(log);
+    assert_true(fd >= 0);
+    close(fd);
+    snprintf(cmd, sizeof(cmd),
+             "%s --seed 0x1234 --index 17 --size %u --mix user --base 0x7000c40 --dump | "
+             "sed 's/^/# /' > %s",
+             BTSX_RAND, prog_size, log);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "%s --log %s", BTSX_RAND, log);
+    assert_int_equal(run(cmd, out, sizeof(out)), 0);
+    assert_non_null(strstr(out, "seed=0x1234 index=17"));
+    assert_non_null(strstr(out, "reported bytes: identical"));
+    assert_non_null(strstr(out, " * 7000"));
+    /* One byte at +0x20 changed: the first hex digit of the second bytes line, flipped. */
+    snprintf(cmd, sizeof(cmd),
+             "sed -i '/bytes +0x0020:/s/: \\(.\\)/: \\1X/; s/: \\(.\\)X./: \\1f/' %s && "
+             "%s --log %s",
+             log, BTSX_RAND, log);
+    int rc = run(cmd, out, sizeof(out));
+    unlink(log);
+    if (rc != 3 || !strstr(out, "differ from the generator's, the first at +0x20"))
+        fail_msg("changed byte not found (exit %d):\n%.400s", rc, out);
+}
+
 int main(int argc, char **argv)
 {
     int opt;
@@ -543,10 +593,9 @@ int main(int argc, char **argv)
     if (optind < argc)
         cmocka_set_test_filter(argv[optind]);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reproducible),
-        cmocka_unit_test(test_coverage),
-        cmocka_unit_test(test_objdump),
-        cmocka_unit_test(test_ptrace),
+        cmocka_unit_test(test_reproducible), cmocka_unit_test(test_coverage),
+        cmocka_unit_test(test_objdump),      cmocka_unit_test(test_ptrace),
+        cmocka_unit_test(test_tool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -849,7 +849,7 @@ static bool item_trap(struct gen *g, uint32_t end)
     unsigned kind = rnd(g, 4);
     if (!allowed(g, cls[kind]) || !fits(g, end, 14) || !xroom(g, 1))
         return false;
-    if (kind == 3 && !g->par->fault_addr)
+    if ((kind == 3 && !g->par->fault_addr) || (kind == 1 && !g->par->intn_vector))
         return false;
     uint8_t vector = 3;
     if (kind == 3) { /* mov r, fault_addr; mov r', [r] */
@@ -865,7 +865,7 @@ static bool item_trap(struct gen *g, uint32_t end)
         if (kind == 0)
             b8(g, 0xCC);
         else if (kind == 1)
-            b8(g, 0xCD), b8(g, RP_INTN_VECTOR), vector = RP_INTN_VECTOR;
+            b8(g, 0xCD), b8(g, g->par->intn_vector), vector = g->par->intn_vector;
         else
             b8(g, 0x0F), b8(g, 0x0B), vector = 6;
     }
@@ -1096,6 +1096,7 @@ bool rp_report_line(const struct rp_prog *p, uint32_t n, char *buf)
         put_s(&o, " mix=0x"), put_num(&o, p->params.mix, 16, 1);
         put_s(&o, " base=0x"), put_num(&o, p->base, 16, 1);
         put_s(&o, " fault=0x"), put_num(&o, p->params.fault_addr, 16, 1);
+        put_s(&o, " int=0x"), put_num(&o, p->params.intn_vector, 16, 1);
         return true;
     }
     uint32_t off = (n - 1) * RP_REPORT_BYTES;

@@ -74,24 +74,23 @@ enum rp_class {
 #define RP_MIX(c)   (1u << (c))
 #define RP_MIX_ALL  ((1u << RP_C_COUNT) - 1)
 /* What runs at CPL 3 with no handler from the harness: no int3/int n (a #PF needs
- * rp_params.fault_addr as well). */
+ * rp_params.fault_addr as well, an int n rp_params.intn_vector). */
 #define RP_MIX_USER (RP_MIX_ALL & ~(RP_MIX(RP_C_INT3) | RP_MIX(RP_C_INTN)))
 
 /* Where a program's last RET goes: the caller, whose address the generator does not know. */
-#define RP_RETURN      0ull
-/* The vector of `int n` (kernel mode: the harness installs a handler that returns). */
-#define RP_INTN_VECTOR 0x41
+#define RP_RETURN     0ull
 /* Stack a program may use below the return address: pushes, call nesting, ret imm16
  * arguments, and the rep movsb/stosb scratch area. */
-#define RP_STACK_NEED  1024
+#define RP_STACK_NEED 1024
 /* Bytes at the end of the buffer kept for jump and call tables (read as data, never run). */
-#define RP_DATA_BYTES  256
-#define RP_SIZE_MIN    (1024 + RP_DATA_BYTES)
+#define RP_DATA_BYTES 256
+#define RP_SIZE_MIN   (1024 + RP_DATA_BYTES)
 
 struct rp_params {
     uint32_t size;       /* buffer bytes used: code, padding and tables (>= RP_SIZE_MIN) */
     uint32_t mix;        /* RP_MIX() bits of the classes allowed */
     uint64_t fault_addr; /* an address whose read faults with #PF (0: no RP_C_PF) */
+    uint8_t intn_vector; /* the vector of `int n`, whose handler returns (0: no RP_C_INTN) */
 };
 
 /* One instruction the generator emitted (padding between them is 0xCC, int3, never run). */
@@ -145,7 +144,7 @@ int rp_generate(struct rp_prog *p, uint64_t seed, uint64_t index, const struct r
 /*
  * The failure report's program lines, which tools/btsx-rand reads back (from a log, wherever
  * they sit in a line): line 0 gives the parameters,
- *   randprog seed=0x... index=N size=N mix=0x... base=0x... fault=0x...
+ *   randprog seed=0x... index=N size=N mix=0x... base=0x... fault=0x... int=0x...
  * and lines 1.. the buffer's bytes, RP_REPORT_BYTES a line,
  *   randprog bytes +0xOFFS: hex...
  * rp_report_line() writes line n (NUL-terminated, at most RP_LINE_MAX bytes) and returns

@@ -3,7 +3,7 @@
  * index, disassembled with objdump, with the path it takes marked.
  *
  *   btsx-rand [--seed S] [--index I] [--size N] [--mix all|user|0xBITS] [--base A]
- *             [--fault A] [--transfers] [--dump] [--objdump CMD]
+ *             [--fault A] [--int V] [--transfers] [--dump] [--objdump CMD]
  *   btsx-rand --log FILE [--nth K]
  *
  * --log reads the parameters and bytes of a failure report (rp_report_line()'s lines,
@@ -40,7 +40,7 @@ static struct rp_insn ins[SIZE_MAX_B];
 static void usage(void)
 {
     fprintf(stderr, "usage: btsx-rand [--seed S] [--index I] [--size N] [--mix all|user|0xBITS]"
-                    " [--base A] [--fault A] [--transfers] [--dump] [--objdump CMD]\n"
+                    " [--base A] [--fault A] [--int V] [--transfers] [--dump] [--objdump CMD]\n"
                     "       btsx-rand --log FILE [--nth K] [--transfers]\n");
     exit(2);
 }
@@ -67,7 +67,7 @@ static bool field(const char *line, const char *key, uint64_t *v)
 }
 
 struct report {
-    uint64_t seed, index, base, fault, mix;
+    uint64_t seed, index, base, fault, mix, intn;
     uint64_t size;
     uint32_t got; /* bytes read */
 };
@@ -95,7 +95,7 @@ static bool read_log(const char *path, unsigned nth, struct report *r)
             if (!field(h, "seed=", &r->seed) || !field(h, "index=", &r->index) ||
                 !field(h, "size=", &r->size) || !field(h, "mix=", &r->mix) ||
                 !field(h, "base=", &r->base) || !field(h, "fault=", &r->fault) ||
-                r->size > SIZE_MAX_B) {
+                !field(h, "int=", &r->intn) || r->size > SIZE_MAX_B) {
                 fprintf(stderr, "btsx-rand: bad report line: %s", h);
                 exit(1);
             }
@@ -239,6 +239,8 @@ int main(int argc, char **argv)
             base = num(v);
         else if (strcmp(a, "--fault") == 0)
             par.fault_addr = num(v);
+        else if (strcmp(a, "--int") == 0)
+            par.intn_vector = (uint8_t)num(v);
         else if (strcmp(a, "--log") == 0)
             log = v;
         else if (strcmp(a, "--nth") == 0)

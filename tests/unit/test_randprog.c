@@ -42,6 +42,7 @@
 #define FAULT_ADDR       0x20000000ull /* a PROT_NONE page: the programs' #PF target */
 #define CODE_AREA        (SIZE_MAX_B + 4096)
 #define XFER_CAP         8192
+#define INTN_VECTOR      0x80 /* the kernel's VEC_TEST_SOFTINT */
 #define STEP_CAP         2000000
 #define OBJDUMP_PROGRAMS 400 /* disassembled per run (one objdump process) */
 #define OBJDUMP_BASE     0x400000000ull
@@ -63,7 +64,10 @@ static uint64_t prog_base(uint64_t area, uint64_t idx)
 
 static struct rp_params params(uint32_t mix)
 {
-    return (struct rp_params){.size = prog_size, .mix = mix, .fault_addr = FAULT_ADDR};
+    return (struct rp_params){.size = prog_size,
+                              .mix = mix,
+                              .fault_addr = FAULT_ADDR,
+                              .intn_vector = mix & RP_MIX(RP_C_INTN) ? INTN_VECTOR : 0};
 }
 
 static void gen(struct rp_prog *p, uint8_t *buf, uint64_t base, uint64_t idx, uint32_t mix)
@@ -151,7 +155,7 @@ static bool same_class(const struct rp_insn *i, const char *m, const char *ops)
     case RP_C_INT3:
         return strcmp(m, "int3") == 0;
     case RP_C_INTN:
-        return strcmp(m, "int") == 0 && strtoul(ops + 1, NULL, 0) == RP_INTN_VECTOR;
+        return strcmp(m, "int") == 0 && strtoul(ops + 1, NULL, 0) == INTN_VECTOR;
     case RP_C_UD:
         return strcmp(m, "ud2") == 0;
     case RP_C_PF:

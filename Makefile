@@ -143,7 +143,7 @@ tools-check:
 	$(PYTHON) -m unittest discover -s tools -p 'test_*.py'
 
 # The Python tools: the btsx package, its launchers and their tests (setup.cfg configures both).
-PY_TOOLS := tools/btsx tools/btsx-run tools/btsx-trace tools/bench.py $(sort $(wildcard tools/test_*.py))
+PY_TOOLS := tools/btsx tools/btsx-run tools/btsx-trace tools/btsx-char tools/bench.py $(sort $(wildcard tools/test_*.py))
 lint:
 	@command -v mypy >/dev/null && command -v flake8 >/dev/null || $(MAKE) deps
 	mypy --strict $(PY_TOOLS)
@@ -158,13 +158,14 @@ kernel-check: all
 	$(RUNNER) --config $(CONFIGS) -j 2 --junit $(B)/junit.xml $(BOCHS_QUICK)
 
 # The hardware path under the model (model=hw): the suites may rely only on the hardware profile.
-HW_TESTS = tests=bts.*,ds.*,bts.task.*
+HW_TESTS = tests=bts.*,ds.*,bts.task.*,char.*
 HW_HEADER = --expect-header 'profile=hw (pmi_skid_max=8 *'
 
 # The framework's self-test and the runs that cover one option or machine each: independent
 # runner invocations, two at a time, each one's output kept together (--output-sync).
 SELFTEST_RUNS := st-selftest st-badcmdline st-nomatch st-badcmdline-bochs st-nmi st-hpet st-nopit \
-                 st-hwonly st-netburst st-hw-seed1 st-hw-seed2 st-hw-seed3 st-hw-nmi st-badskid \
+                 st-hwonly st-netburst st-hw-seed1 st-hw-seed2 st-hw-seed3 st-hw-nmi st-hw-nmi2 \
+                 st-char-narrow st-handlers st-badskid \
                  st-p4 st-icelake
 X2APIC_RUNS := st-x2apic st-x2apic-nmi
 .PHONY: $(SELFTEST_RUNS) $(X2APIC_RUNS)
@@ -193,8 +194,8 @@ st-nopit:
 	    --append "selftest=1 tests=apic.*,sched.*,selftest.hang_irqoff" \
 	    --expect selftest.hang_irqoff=timeout --expect-header 'apic=*(hpet; no PIT: *'
 st-hwonly:
-	$(RUNNER) --config direct --tag hwonly --append "backend=hw tests=bts.*,ds.*,sched.*" \
-	    --expect 'bts.*=skip,ds.*=skip,sched.*=pass'
+	$(RUNNER) --config direct --tag hwonly --append "backend=hw tests=bts.*,ds.*,sched.*,char.*" \
+	    --expect 'bts.*=skip,ds.*=skip,sched.*=pass,char.*=skip'
 st-netburst:
 	$(RUNNER) --config direct --tag netburst --append "model.layout=netburst tests=bts.*,ds.*"
 st-hw-seed1:
@@ -205,8 +206,17 @@ st-hw-seed3:
 	$(RUNNER) --config direct --tag hw-seed3 --append "model=hw seed=3 $(HW_TESTS)" $(HW_HEADER)
 st-hw-nmi:
 	$(RUNNER) --config direct --tag hw-nmi --append "model=hw seed=4 pmi=nmi $(HW_TESTS)" $(HW_HEADER)
+st-char-narrow:
+	$(RUNNER) --config direct --tag char-narrow \
+	    --append "model=hw model.skid=0 model.offos_returns=never seed=5 tests=char.*" \
+	    --expect-header 'profile=hw (pmi_skid_max=0 *'
+st-hw-nmi2:
+	$(RUNNER) --config direct --tag hw-nmi2 --append "model=hw seed=6 pmi=nmi $(HW_TESTS)" $(HW_HEADER)
 st-badskid:
 	$(RUNNER) --config direct --tag badskid --append "model.skid=9" --expect-exit 2
+st-handlers:
+	$(RUNNER) --config direct --tag handlers --append "model.handler_records=always tests=bts.*,ds.*" \
+	    --expect-header 'profile=exact (*handler_records=always *'
 st-p4:
 	$(RUNNER) --config bochs-p4 --tag p4 --append "tests=bts.jmp,ds.circular,ds.debugctl_layout,msr.*" \
 	    --expect-header 'backend=*(0xc, netburst layout)*' --expect-header 'debugctl=netburst *'

@@ -13,7 +13,8 @@
 #include "ds/trace.h"
 #include "kernel/cpu.h"
 
-/* model=, model.skid=, model.offos_returns=: what the model does and the profile it claims. */
+/* model=, model.skid=, model.offos_returns=, model.handler_records=: what the model does and
+ * the profile it claims. */
 static void model_freedoms_init(void)
 {
     bool hw = ds_opt_model == MODEL_HW;
@@ -23,17 +24,30 @@ static void model_freedoms_init(void)
         [MODEL_OFFOS_NEVER] = BTS_NEVER,
         [MODEL_OFFOS_EITHER] = BTS_EITHER,
     };
+    static const enum bts_maybe handler_of[] = {
+        [MODEL_HANDLER_NEVER] = BTS_NEVER,
+        [MODEL_HANDLER_ALWAYS] = BTS_ALWAYS,
+        [MODEL_HANDLER_EITHER] = BTS_EITHER,
+    };
     enum bts_maybe offos = ds_opt_model_offos != MODEL_OFFOS_AUTO ? offos_of[ds_opt_model_offos]
                            : hw                                   ? BTS_EITHER
                                                                   : BTS_ALWAYS;
+    enum bts_maybe handler = ds_opt_model_handler != MODEL_HANDLER_AUTO
+                                 ? handler_of[ds_opt_model_handler]
+                             : hw ? BTS_EITHER
+                                  : BTS_NEVER;
+    const struct bts_profile *p = profile_set_model(hw, skid, offos, handler);
     struct model_freedoms f = {
         .skid = skid >= 0 ? (unsigned)skid
                 : hw      ? MODEL_HW_SKID
                           : 0,
         .offos_returns = offos,
+        .handler_records = handler,
+        /* The way into the PMI handler stores its entry record and then the handler records,
+         * all before the handler reads the index: together within the profile's bound. */
+        .handler_records_max = p->pmi_entry_records_max - 1,
     };
     model_set_freedoms(&f);
-    profile_set_model(hw, skid, offos);
 }
 
 void ds_init(void)

@@ -29,7 +29,8 @@ static bool prev_valid;
 static struct model_stats stats;
 
 /* The freedoms in use (model_set_freedoms) and the generator that draws each open choice. */
-static struct model_freedoms freedoms = {.skid = 0, .offos_returns = BTS_ALWAYS};
+static struct model_freedoms freedoms = {
+    .skid = 0, .offos_returns = BTS_ALWAYS, .handler_records = BTS_NEVER};
 static uint64_t rng = 1;
 /* A PMI owed since the threshold was reached: raised after pmi_wait more records. */
 static bool pmi_owed;
@@ -316,6 +317,65 @@ static void model_db(struct trap_frame *f)
     prev_valid = true;
 }
 
+/* How far the handler walk reads before it gives up on finding a branch (isr_common pushes
+ * the whole frame before its CALL: 20-odd instructions). */
+#define HANDLER_WALK_INSNS 64
+
+/*
+ * The way into a handler, as CPL-0 recording on hardware would store it after the entry
+ * record (docs/hardware.md §7; model.handler_records): from the vector's IDT stub on, the
+ * decoder follows the code and stores each direct JMP or CALL, {branch -> target}, exactly as
+ * it will execute (the stub's JMP to isr_common, its CALL of trap_dispatch(), ...). It stops
+ * at the first branch whose direction or target only running it would tell (a conditional,
+ * an indirect branch, a return), at an instruction it cannot decode, or after `max` records.
+ * Kernel text does not change, so what it stores is what the handler then runs.
+ */
+static void store_handler_path(unsigned vector, unsigned max)
+{
+    uint64_t rip = trap_stub_address(vector);
+    unsigned stored = 0;
+    for (unsigned i = 0; i < HANDLER_WALK_INSNS && stored < max; i++) {
+        uint8_t buf[INSN_MAX_LEN];
+        struct insn in;
+        size_t have = fetch(rip, buf, INSN_MAX_LEN);
+        int len = insn_decode(buf, have, rip, &in);
+        if (len == INSN_ERR_TRUNCATED && have < INSN_MAX_LEN) {
+            have += fetch(rip + have, buf + have, INSN_MAX_LEN - have);
+            len = insn_decode(buf, have, rip, &in);
+        }
+        if (len < 0)
+            return;
+        if (!insn_is_branch(&in)) {
+            rip += in.len;
+            continue;
+        }
+        if (in.kind != INSN_JMP_REL && in.kind != INSN_CALL_REL)
+            return;
+        uint64_t before = stats.records;
+        store(rip, in.target, 0);
+        stats.handler_records += stats.records - before;
+        stored++;
+        rip = in.target;
+    }
+}
+
+/* How many records of the way into this interrupt's handler the model stores (0 when CPL 0 is
+ * filtered: the handler runs at CPL 0). */
+static unsigned handler_path_records(void)
+{
+    if (bts_model_debugctl & layout->bts_off_os)
+        return 0;
+    switch (freedoms.handler_records) {
+    case BTS_ALWAYS:
+        return freedoms.handler_records_max;
+    case BTS_EITHER: /* whether, then how far along the path (at least its first branch) */
+        return freedoms.handler_records_max && draw(1) ? 1 + draw(freedoms.handler_records_max - 1)
+                                                       : 0;
+    default:
+        return 0;
+    }
+}
+
 /* An interrupt or exception delivered to traced code: record the transfer to its handler. */
 static void model_trap_entry(struct trap_frame *f)
 {
@@ -326,6 +386,7 @@ static void model_trap_entry(struct trap_frame *f)
      * the instruction not yet executed, which is where the model expects to be. */
     uint64_t from = (prev_valid && f->rip != prev_rip) ? prev_rip : f->rip;
     store(from, trap_stub_address((unsigned)f->vector), 0);
+    store_handler_path((unsigned)f->vector, handler_path_records());
     prev_valid = false;
 }
 

@@ -14,22 +14,28 @@
 #include "ds/bts.h"
 
 struct model_stats {
-    uint64_t steps;         /* single-step traps taken */
-    uint64_t records;       /* records stored */
-    uint64_t filtered;      /* taken branches suppressed by BTS_OFF_OS/BTS_OFF_USR */
-    uint64_t pmis;          /* threshold interrupts raised */
-    uint64_t dropped;       /* records dropped on a full buffer in interrupt mode */
-    uint64_t undecodable;   /* instructions the decoder refused (never expected) */
-    uint64_t delayed_pmis;  /* PMIs raised one or more records after the threshold record */
-    uint64_t skid_records;  /* records stored between threshold records and their PMIs */
-    uint64_t offos_returns; /* kernel-to-user returns recorded under BTS_OFF_OS */
-    uint64_t offos_omitted; /* ... and omitted */
+    uint64_t steps;           /* single-step traps taken */
+    uint64_t records;         /* records stored */
+    uint64_t filtered;        /* taken branches suppressed by BTS_OFF_OS/BTS_OFF_USR */
+    uint64_t pmis;            /* threshold interrupts raised */
+    uint64_t dropped;         /* records dropped on a full buffer in interrupt mode */
+    uint64_t undecodable;     /* instructions the decoder refused (never expected) */
+    uint64_t delayed_pmis;    /* PMIs raised one or more records after the threshold record */
+    uint64_t skid_records;    /* records stored between threshold records and their PMIs */
+    uint64_t offos_returns;   /* kernel-to-user returns recorded under BTS_OFF_OS */
+    uint64_t offos_omitted;   /* ... and omitted */
+    uint64_t handler_records; /* records of a handler's own entry path (model.handler_records) */
 };
 
 /* The freedoms of the hardware profile the model takes (model=, model.skid=, ...). */
 struct model_freedoms {
     unsigned skid;                /* the PMI comes 0..skid records after the threshold */
     enum bts_maybe offos_returns; /* kernel-to-user returns under BTS_OFF_OS */
+    /* With CPL 0 recorded, the branches of a handler's entry path after its entry record:
+     * never, all of the path the model can know (at most handler_records_max), or per
+     * interrupt either none or its first 1..handler_records_max. */
+    enum bts_maybe handler_records;
+    unsigned handler_records_max;
 };
 /* Sets them (ds_init); each choice the freedoms leave open is drawn per event from the
  * generator bts_model_seed() seeds. */

@@ -28,3 +28,8 @@ enum model_offos_choice ds_opt_model_offos = MODEL_OFFOS_AUTO;
 OPTION_CHOICE("model.offos_returns", ds_opt_model_offos, {"auto", MODEL_OFFOS_AUTO},
               {"always", MODEL_OFFOS_ALWAYS}, {"never", MODEL_OFFOS_NEVER},
               {"either", MODEL_OFFOS_EITHER});
+
+enum model_handler_choice ds_opt_model_handler = MODEL_HANDLER_AUTO;
+OPTION_CHOICE("model.handler_records", ds_opt_model_handler, {"auto", MODEL_HANDLER_AUTO},
+              {"never", MODEL_HANDLER_NEVER}, {"always", MODEL_HANDLER_ALWAYS},
+              {"either", MODEL_HANDLER_EITHER});

@@ -29,10 +29,18 @@ enum model_offos_choice {
     MODEL_OFFOS_EITHER
 };
 
+enum model_handler_choice {
+    MODEL_HANDLER_AUTO,
+    MODEL_HANDLER_NEVER,
+    MODEL_HANDLER_ALWAYS,
+    MODEL_HANDLER_EITHER
+};
+
 extern enum backend_choice ds_opt_backend;
 extern enum model_mode ds_opt_model;
 extern int ds_opt_model_skid;
 extern enum model_offos_choice ds_opt_model_offos;
+extern enum model_handler_choice ds_opt_model_handler;
 extern enum pmi_delivery ds_opt_pmi;
 extern enum model_layout_choice ds_opt_model_layout;
 

@@ -46,16 +46,23 @@ static const char *maybe_name(enum bts_maybe m)
     return m == BTS_NEVER ? "never" : m == BTS_ALWAYS ? "always" : "either";
 }
 
-void profile_set_model(bool hw, int skid, enum bts_maybe offos_returns)
+const struct bts_profile *profile_set_model(bool hw, int skid, enum bts_maybe offos_returns,
+                                            enum bts_maybe handler_records)
 {
     /* model=hw promises only what the hardware does, also where the model keeps one answer
-     * (handler records, the threshold record's order, interrupt landing): tests then rely on
-     * nothing more than on silicon. */
+     * (the threshold record's order, interrupt landing): tests then rely on nothing more than
+     * on silicon. */
     if (hw)
         profile_model = profile_hw;
     if (skid >= 0)
         profile_model.pmi_skid_max = (unsigned)skid;
     profile_model.offos_user_returns = offos_returns;
+    profile_model.handler_records = handler_records;
+    /* Handler records on the way into the PMI handler add to the records its entry stores
+     * before TR is cleared: the hardware's bound then holds for the model too. */
+    if (handler_records != BTS_NEVER)
+        profile_model.pmi_entry_records_max = BTS_HW_PMI_ENTRY_RECORDS;
+    return &profile_model;
 }
 
 void bts_profile_pmi_window(uint64_t thresh, bool kernel, uint64_t *lo, uint64_t *hi)

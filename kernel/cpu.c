@@ -103,6 +103,35 @@ int wrmsr_safe(uint32_t msr, uint64_t val)
     return err;
 }
 
+int cpu_microcode_rev(uint32_t *rev)
+{
+    uint64_t v;
+    int err;
+    if (strcmp(cpu_caps.vendor, "AuthenticAMD") == 0) {
+        /* AMD keeps its microcode patch level in the low half of the same MSR, read as it
+         * is (as Linux does). */
+        err = rdmsr_safe(MSR_IA32_BIOS_SIGN_ID, &v);
+        if (err)
+            return err;
+        *rev = (uint32_t)v;
+        return 0;
+    }
+    if (strcmp(cpu_caps.vendor, "GenuineIntel") != 0)
+        return E_NOTSUP;
+    /* SDM Vol. 3A, "Microcode Update Facilities": write 0 to IA32_BIOS_SIGN_ID, execute
+     * CPUID leaf 1, and the MSR's high half holds the revision loaded. Some emulators and
+     * hypervisors fault on the MSR: the caller says the revision is unknown. */
+    err = wrmsr_safe(MSR_IA32_BIOS_SIGN_ID, 0);
+    if (err)
+        return err;
+    (void)cpuid(1);
+    err = rdmsr_safe(MSR_IA32_BIOS_SIGN_ID, &v);
+    if (err)
+        return err;
+    *rev = (uint32_t)(v >> 32);
+    return 0;
+}
+
 static bool smap_on;
 
 void cpu_enable_protections(void)

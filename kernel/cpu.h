@@ -140,6 +140,10 @@ struct cpu_caps {
 extern struct cpu_caps cpu_caps;
 
 void cpu_init(void);
+/* The microcode revision (Intel) or patch level (AMD) in *rev: 0, E_FAULT if
+ * IA32_BIOS_SIGN_ID faults, E_NOTSUP for other vendors (needs the exception-fixup table, so
+ * not before the IDT is up). */
+int cpu_microcode_rev(uint32_t *rev);
 /* Turn on NX (EFER.NXE), SMEP, SMAP and CR0.WP where the CPU has them. */
 void cpu_enable_protections(void);
 static inline bool cpu_has_ds(void)

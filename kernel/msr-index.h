@@ -16,6 +16,7 @@
 /* MSRs */
 #define MSR_IA32_APIC_BASE            0x0000001B
 #define MSR_IA32_FEATURE_CONTROL      0x0000003A
+#define MSR_IA32_BIOS_SIGN_ID         0x0000008B /* microcode revision: bits 63:32 */
 #define MSR_IA32_MISC_ENABLE          0x000001A0
 #define MSR_IA32_DEBUGCTL             0x000001D9 /* MSR_DEBUGCTLA on NetBurst; bits: ds/debugctl.h */
 #define MSR_IA32_PERF_CAPABILITIES    0x00000345

@@ -240,11 +240,75 @@ bool split_within_bounds(const struct trace_split *s, uint64_t interrupts)
     return ok;
 }
 
+static bool in_kernel_text(uint64_t a)
+{
+    return a >= LBL(_text_start) && a < LBL(_text_end);
+}
+
+/* The start of an interrupt stub, where the IDT points (kernel/isr.S: one per vector, all the
+ * same size; the last is not padded, isr_common follows it). */
+static bool in_stubs(uint64_t a)
+{
+    uint64_t size = trap_stub_address(1) - trap_stub_address(0);
+    return a >= trap_stub_address(0) && a <= trap_stub_address(255) &&
+           (a - trap_stub_address(0)) % size == 0;
+}
+
+bool handler_records_check(const struct bts_record *in, size_t n, struct handler_count *c)
+{
+    const struct bts_bounds *b = bts_bounds();
+    uint64_t stub_size = trap_stub_address(1) - trap_stub_address(0);
+    /* The innermost interrupt's stub, how deep interrupts nest (a handler's own interrupt on
+     * hardware), the handler records since the innermost began. */
+    uint64_t stub = 0, depth = 0, run = 0;
+    bool ok = true;
+    *c = (struct handler_count){0};
+    for (size_t i = 0; i < n && ok; i++) {
+        const struct bts_record *r = &in[i];
+        if (r->from == BTS_ESCAPE)
+            continue;
+        if (r->from == LBL(isr_iretq)) {
+            if (depth > 0 && --depth == 0)
+                stub = 0;
+            continue;
+        }
+        if (in_stubs(r->to)) { /* an entry record: an interrupt begins */
+            stub = r->to;
+            depth++;
+            run = 0;
+            c->interrupts++;
+            continue;
+        }
+        if (in_traced_code(r->from) || in_traced_code(r->to))
+            continue;
+        /* Neither known code nor an interrupt's ends: it must be a handler's own branch. */
+        ok &= CHECK(stub != 0, "record %zu %#lx -> %#lx: not known code, outside an interrupt", i,
+                    r->from, r->to);
+        ok &= CHECK(in_kernel_text(r->from) && in_kernel_text(r->to),
+                    "record %zu %#lx -> %#lx: a handler record outside kernel text", i, r->from,
+                    r->to);
+        /* The first branch of any handler is its stub's JMP. */
+        ok &= CHECK(stub == 0 || run > 0 || (r->from >= stub && r->from < stub + stub_size),
+                    "record %zu %#lx -> %#lx: the first handler record is not the stub's (%#lx)", i,
+                    r->from, r->to, stub);
+        ok &= CHECK(++run <= b->handler_records_max,
+                    "record %zu: more than %u handler records in one interrupt (%s)", i,
+                    b->handler_records_max, b->name);
+        c->records++;
+        c->with_records += run == 1;
+    }
+    return ok;
+}
+
 int64_t trace_collect_code(struct bts_trace *t, struct bts_record *out, size_t max)
 {
     int64_t n = trace_collect(t, out, max);
     if (n <= 0 || !bts_bounds()->handler_records)
         return n;
+    /* Every record left out must be a handler's, within the bounds. */
+    struct handler_count c;
+    if (!handler_records_check(out, (size_t)n, &c))
+        return -1;
     int64_t k = 0;
     for (int64_t i = 0; i < n; i++)
         if (in_traced_code(out[i].from) || in_traced_code(out[i].to))

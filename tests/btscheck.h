@@ -57,9 +57,9 @@ struct ds_area *loaded_ds_area(void);
 void trace_teardown(struct bts_trace *t);
 /* Everything the trace holds, oldest first. */
 int64_t trace_collect(struct bts_trace *t, struct bts_record *out, size_t max);
-/* The same for kernel-mode known code: on the hardware backend, which with CPL-0 recording also
- * records the interrupt handlers' own branches (the model does not: docs/model.md), records
- * with neither end in the known code (tests/bts_code.S, ds/harness.S) are left out. */
+/* The same without the handlers' own records, which a profile with handler_records other
+ * than never may add with CPL-0 recording (handler_records_check() accounts for each; a
+ * violation fails the test and gives -1). Records with an end in the known code stay. */
 int64_t trace_collect_code(struct bts_trace *t, struct bts_record *out, size_t max);
 bool in_traced_code(uint64_t a);
 bool pmi_is_nmi(void);
@@ -101,5 +101,18 @@ size_t trace_split(const struct bts_record *in, size_t n, struct bts_record *cod
 /* Fails the test for records that fit nowhere and for handler records the bounds do not
  * allow after `interrupts` interrupts. */
 bool split_within_bounds(const struct trace_split *s, uint64_t interrupts);
+
+/*
+ * The handlers' own records of a trace (branches in kernel text that neither the known code
+ * nor an interrupt's entry or IRETQ record explain) and where they may be: only inside an
+ * interrupt (after an entry record, whose `to` is an IDT stub, and before its IRETQ), the
+ * first one leaving that stub (its JMP, the handler's first branch), each landing in kernel
+ * text, at most the bounds' handler_records_max per interrupt. Fails the test at the first
+ * violation. Counts interrupts (entry records), handler records, and interrupts with any.
+ */
+struct handler_count {
+    uint64_t interrupts, records, with_records;
+};
+bool handler_records_check(const struct bts_record *in, size_t n, struct handler_count *c);
 
 #endif

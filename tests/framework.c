@@ -304,8 +304,13 @@ static void print_header(const char *cmdline)
 {
     ktap_begin(&ktap, ktap_out, NULL);
     header_line("btsx %s", BTSX_VERSION);
-    header_line("cpu: %s (family %#x model %#x stepping %u)", cpu_caps.brand, cpu_caps.family,
-                cpu_caps.model, cpu_caps.stepping);
+    /* The microcode revision last: anything matching the text before it still matches. */
+    uint32_t ucode;
+    char ucode_text[16] = "unknown";
+    if (cpu_microcode_rev(&ucode) == 0)
+        ksnprintf(ucode_text, sizeof(ucode_text), "0x%x", ucode);
+    header_line("cpu: %s (family %#x model %#x stepping %u) ucode %s", cpu_caps.brand,
+                cpu_caps.family, cpu_caps.model, cpu_caps.stepping, ucode_text);
     header_line("hypervisor: %s", cpu_caps.hypervisor[0] ? cpu_caps.hypervisor : "none");
     header_line("boot: %s", boot_path_name(boot_info.path));
     header_line("screen: %s %ux%u", console_screen_name(), boot_info.fb.width, boot_info.fb.height);

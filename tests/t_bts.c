@@ -202,6 +202,80 @@ TEST(bts, int3_intn, "int3 and int n: the transfer to the handler and the iretq 
     trap_set_handler(VEC_TEST_SOFTINT, oldn);
 }
 
+/*
+ * The handlers' own records (docs/hardware.md §7). With CPL 0 recorded an implementation may
+ * record the branches of the interrupt handlers themselves; the profile says whether it does
+ * (handler_records). Wherever they appear they must sit inside an interrupt, start at its
+ * stub and stay within the bounds (handler_records_check()), and the known code's records
+ * around them stay exactly what the labels say. With CPL 0 filtered, nothing of this kernel
+ * code may appear, handlers included: the handlers run at CPL 0 too.
+ */
+#define HANDLER_RUNS 8
+
+static void handler_case(unsigned cpl, const struct expect *e)
+{
+    struct bts_config cfg = ring_cfg;
+    cfg.cpl = cpl;
+    struct bts_trace t;
+    if (!trace_setup(&t, &cfg))
+        return;
+    for (unsigned i = 0; i < HANDLER_RUNS; i++)
+        bts_run(&t, (void (*)(void *))tc_int, NULL);
+    int64_t n = trace_collect(&t, got, MAX_RECORDS);
+    trace_teardown(&t);
+    if (!(cpl & BTS_CPL_KERNEL)) {
+        CHECK(n == 0, "CPL 0 filtered: %ld records of kernel code%s", n, n > 0 ? ", first:" : "");
+        if (n > 0)
+            test_diag("  %#lx -> %#lx", got[0].from, got[0].to);
+        return;
+    }
+    struct handler_count c;
+    enum bts_maybe m = bts_profile()->handler_records;
+    if (n < 0 || !handler_records_check(got, (size_t)n, &c))
+        return;
+    test_diag("cpl %#x: handler records: %lu, in %lu of %lu interrupts (profile: %s)", cpl,
+              c.records, c.with_records, c.interrupts,
+              m == BTS_NEVER    ? "never"
+              : m == BTS_ALWAYS ? "always"
+                                : "either");
+    CHECK_EQ(c.interrupts, 2 * HANDLER_RUNS);
+    CHECK(m != BTS_NEVER || c.records == 0, "profile: never, yet %lu handler records", c.records);
+    CHECK(m != BTS_ALWAYS || c.with_records == c.interrupts,
+          "profile: always, yet %lu of %lu interrupts without handler records",
+          c.interrupts - c.with_records, c.interrupts);
+    /* The known code's records, with the handlers' left out. */
+    size_t k = 0;
+    for (size_t i = 0; i < (size_t)n; i++)
+        if (in_traced_code(got[i].from) || in_traced_code(got[i].to))
+            got[k++] = got[i];
+    CHECK_EQ(k + c.records, (size_t)n);
+    exp_match(got, k, e);
+}
+
+TEST(bts, handler_records,
+     "the handlers' own records appear as the profile says, inside each interrupt, within the "
+     "bounds, and never with CPL 0 filtered",
+     0)
+{
+    if (!bts_require())
+        return;
+    trap_handler_t old3 = trap_set_handler(VEC_BP, ignore_trap);
+    trap_handler_t oldn = trap_set_handler(VEC_TEST_SOFTINT, ignore_trap);
+    EXPECT(e);
+    for (unsigned i = 0; i < HANDLER_RUNS; i++) {
+        exp_prologue(&e, tc_int);
+        exp_trap(&e, LBL(tc_int3), VEC_BP, LBL(tc_int3_back));
+        exp_trap(&e, LBL(tc_intn), VEC_TEST_SOFTINT, LBL(tc_intn_back));
+        exp_return(&e, tc_int_ret);
+        exp_epilogue(&e);
+    }
+    handler_case(BTS_CPL_KERNEL | BTS_CPL_USER, &e);
+    handler_case(BTS_CPL_KERNEL, &e);
+    handler_case(BTS_CPL_USER, &e);
+    trap_set_handler(VEC_BP, old3);
+    trap_set_handler(VEC_TEST_SOFTINT, oldn);
+}
+
 TEST(bts, trap_pair, "int n then int3 back to back, twice round a loop: each trap's records", 0)
 {
     if (!bts_require())
@@ -443,8 +517,14 @@ TEST(bts, model_counters,
     struct bts_trace t;
     if (!trace_setup(&t, &ring_cfg))
         return;
+    trap_handler_t old3 = trap_set_handler(VEC_BP, ignore_trap);
+    trap_handler_t oldn = trap_set_handler(VEC_TEST_SOFTINT, ignore_trap);
     bts_run(&t, (void (*)(void *))tc_fib, (void *)8);
     bts_run(&t, (void (*)(void *))tc_ind, NULL);
+    for (unsigned i = 0; i < HANDLER_RUNS; i++)
+        bts_run(&t, (void (*)(void *))tc_int, NULL);
+    trap_set_handler(VEC_BP, old3);
+    trap_set_handler(VEC_TEST_SOFTINT, oldn);
     int64_t n = trace_collect(&t, got, MAX_RECORDS);
     trace_teardown(&t);
     model_get_stats(&s1);
@@ -454,5 +534,25 @@ TEST(bts, model_counters,
     CHECK_EQ(s1.records - s0.records, (uint64_t)n);
     test_info("%lu steps, %lu records, %lu filtered", s1.steps - s0.steps, s1.records - s0.records,
               s1.filtered - s0.filtered);
+    /* The handler records the model says it stored are the ones the trace shows, and it took
+     * its model.handler_records freedom as set. */
+    struct handler_count c;
+    struct model_freedoms f;
+    model_get_freedoms(&f);
+    uint64_t handler = s1.handler_records - s0.handler_records;
+    if (n >= 0 && handler_records_check(got, (size_t)n, &c)) {
+        test_diag("model: %lu handler records, in %lu of %lu interrupts", handler, c.with_records,
+                  c.interrupts);
+        CHECK_EQ(c.records, handler);
+        CHECK(f.handler_records != BTS_NEVER || handler == 0, "never, yet %lu handler records",
+              handler);
+        CHECK(f.handler_records != BTS_ALWAYS || c.with_records == c.interrupts,
+              "always, yet %lu of %lu interrupts without", c.interrupts - c.with_records,
+              c.interrupts);
+        CHECK(f.handler_records != BTS_EITHER ||
+                  (c.with_records > 0 && c.with_records < c.interrupts),
+              "either, yet %lu of %lu interrupts with handler records", c.with_records,
+              c.interrupts);
+    }
     model_drops();
 }

@@ -25,10 +25,23 @@
 
 /* The options the README's table documents. */
 static const char *const documented[] = {
-    "tests",    "backend",      "seed",  "verbose",    "exit",
-    "selftest", "pmi",          "apic",  "clock",      "console",
-    "dump",     "model.layout", "model", "model.skid", "model.offos_returns",
+    "tests",
+    "backend",
+    "seed",
+    "verbose",
+    "exit",
+    "selftest",
+    "pmi",
+    "apic",
+    "clock",
+    "console",
+    "dump",
     "volume",
+    "model.layout",
+    "model",
+    "model.skid",
+    "model.offos_returns",
+    "model.handler_records",
 };
 
 static const struct cmdline_option *option(const char *name)
@@ -110,7 +123,8 @@ TEST(cmdline, registered, "exactly the documented options are registered, once e
 
 /* What a parse of the documented line stored, read before the options are put back. */
 struct parsed {
-    int backend, exit, pmi, apic, clock, console, model_layout, model, model_skid, model_offos;
+    int backend, exit, pmi, apic, clock, console, model_layout, model, model_skid, model_offos,
+        model_handler;
     uint64_t seed;
     bool seed_given, verbose, selftest, dump;
     unsigned nglobs;
@@ -141,7 +155,7 @@ TEST(cmdline, accepts, "every documented option parses into its layer's value", 
     int rc = cmdline_parse("tests=boot.*,apic.?elf_ipi backend=model seed=0x2a verbose "
                            "exit=halt selftest=0 pmi=nmi apic=xapic console=serial dump=1 "
                            "model.layout=netburst clock=hpet model=hw model.skid=3 "
-                           "model.offos_returns=never",
+                           "model.offos_returns=never model.handler_records=always",
                            err, sizeof(err));
     p = (struct parsed){
         .backend = choice("backend"),
@@ -154,6 +168,7 @@ TEST(cmdline, accepts, "every documented option parses into its layer's value", 
         .model = choice("model"),
         .model_skid = choice("model.skid"),
         .model_offos = choice("model.offos_returns"),
+        .model_handler = choice("model.handler_records"),
         .seed = *(const uint64_t *)seed->var,
         .seed_given = *seed->given,
         .verbose = flag("verbose"),
@@ -172,7 +187,8 @@ TEST(cmdline, accepts, "every documented option parses into its layer's value", 
     CHECK(restored, "the run's options were not put back");
     CHECK(p.backend == BACKEND_MODEL && p.pmi == PMI_NMI && p.model_layout == MODEL_LAYOUT_NETBURST,
           "DS options wrong");
-    CHECK(p.model == MODEL_HW && p.model_skid == 3 && p.model_offos == MODEL_OFFOS_NEVER,
+    CHECK(p.model == MODEL_HW && p.model_skid == 3 && p.model_offos == MODEL_OFFOS_NEVER &&
+              p.model_handler == MODEL_HANDLER_ALWAYS,
           "model options wrong");
     CHECK(p.exit == EXIT_HALT && p.apic == APIC_MODE_XAPIC && p.clock == CLOCK_HPET &&
               p.console == CONSOLE_SERIAL,

@@ -137,6 +137,13 @@ static void pmi_case(uint32_t n, uint32_t thresh)
      * after the last one is below the threshold plus the skid, so the count lies in
      * [(k - thresh - skid) / n, k / thresh]. */
     uint64_t at_hi = (at_entry == UINT64_MAX ? thresh + 1 : at_entry) + b->pmi_skid;
+    if (b->handler_records) {
+        /* The handlers' own records on the way into each PMI come before it reads the index:
+         * the profile's window bounds them with its entry record. */
+        uint64_t wlo, whi;
+        bts_profile_pmi_window(thresh, true, &wlo, &whi);
+        at_hi = whi > at_hi ? whi : at_hi;
+    }
     if (at_hi > n)
         at_hi = n;
     CHECK(st.pmis == 0 || (st.pmi_at_min >= thresh && st.pmi_at_max <= at_hi),
@@ -150,6 +157,8 @@ static void pmi_case(uint32_t n, uint32_t thresh)
     struct trace_split sp;
     size_t nc = trace_split(got, (size_t)k, split, &sp);
     split_within_bounds(&sp, st.pmis);
+    struct handler_count hc; /* and each handler record inside its PMI */
+    handler_records_check(got, (size_t)k, &hc);
     CHECK(sp.pmi_entry <= st.pmis && sp.iretq <= st.pmis,
           "%lu PMI entry and %lu IRETQ records for %lu PMIs", sp.pmi_entry, sp.iretq, st.pmis);
     if (!pmi_is_nmi() && b->fixed_pmi_entry_recorded)
@@ -237,6 +246,8 @@ static void edge_run(uint64_t passes, uint64_t want_pmis)
     struct trace_split sp;
     size_t nc = trace_split(got, (size_t)k, split, &sp);
     split_within_bounds(&sp, st.pmis);
+    struct handler_count hc; /* and each handler record inside its PMI */
+    handler_records_check(got, (size_t)k, &hc);
     exp_match(split, nc, &e);
     if (want_pmis && !pmi_is_nmi()) {
         /* Where the PMI's entry record sits in the trace: after exactly the threshold's
@@ -633,6 +644,9 @@ struct stream_check {
     int stage;           /* 0 prologue, 1 loop, 2 after the loop */
     uint64_t last_entry; /* `from` of the last PMI entry record not yet returned from */
     uint64_t unpaired;   /* IRETQ records that do not return where the last entry came from */
+    uint64_t pmi_stub;   /* where the PMI enters: its vector's stub, or NMI's (pmi=nmi) */
+    uint64_t run;        /* handler records since the last PMI entry record */
+    uint64_t run_max;    /* ... at most (the bounds' handler_records_max) */
     struct expect edge;  /* bts_run's prologue, the loop's return and the epilogue */
     struct bts_record edge_rec[4];
     struct bts_record first_bad;
@@ -645,16 +659,22 @@ static void stream_feed(struct stream_check *c, const struct bts_record *r, int6
         bool ok = true;
         if (x->from == BTS_ESCAPE) {
             c->escapes++;
-        } else if (x->to == trap_stub_address(VEC_PMI) && in_traced_code(x->from)) {
+        } else if (x->to == c->pmi_stub && in_traced_code(x->from)) {
             c->pmi_entry++;
             c->last_entry = x->from;
+            c->run = 0;
         } else if (x->from == LBL(isr_iretq) && in_traced_code(x->to)) {
             c->iretq++;
             c->unpaired += x->to != c->last_entry;
             c->last_entry = 0;
         } else if (!in_traced_code(x->from) && !in_traced_code(x->to)) {
+            /* A handler's own branch: in kernel text, inside a PMI (after its entry record,
+             * before its IRETQ), the first one its stub's JMP, at most run_max per PMI. */
+            uint64_t stub_size = trap_stub_address(1) - trap_stub_address(0);
             ok = x->from >= LBL(_text_start) && x->from < LBL(_text_end) &&
-                 x->to >= LBL(_text_start) && x->to < LBL(_text_end);
+                 x->to >= LBL(_text_start) && x->to < LBL(_text_end) && c->last_entry != 0 &&
+                 (c->run > 0 || (x->from >= c->pmi_stub && x->from < c->pmi_stub + stub_size)) &&
+                 ++c->run <= c->run_max;
             c->handler += ok;
         } else if (c->stage == 1 && x->from == LBL(tc_spin_jnz)) {
             ok = x->to == LBL(tc_spin_top);
@@ -694,7 +714,10 @@ TEST(ds, stream, "stream: 1,000,000 branches (volume=full) through a 64-record b
     struct bts_trace t;
     if (!trace_setup(&t, &cfg))
         return;
-    struct stream_check c = {0};
+    struct stream_check c = {
+        .pmi_stub = trap_stub_address(pmi_is_nmi() ? VEC_NMI : VEC_PMI),
+        .run_max = bts_bounds()->handler_records_max,
+    };
     exp_init(&c.edge, c.edge_rec, 4);
     exp_prologue(&c.edge, tc_spin);
     exp_return(&c.edge, tc_spin_ret);
@@ -717,8 +740,9 @@ TEST(ds, stream, "stream: 1,000,000 branches (volume=full) through a 64-record b
     CHECK_EQ(c.edges, c.edge.n);
     CHECK(c.stage == 2, "the loop's return was never seen");
     CHECK(c.bad == 0,
-          "%lu records out of order or outside known and kernel code, first %#lx -> %#lx", c.bad,
-          c.first_bad.from, c.first_bad.to);
+          "%lu records out of order, outside known and kernel code, or handler records "
+          "outside a PMI or over the bound, first %#lx -> %#lx",
+          c.bad, c.first_bad.from, c.first_bad.to);
     CHECK_EQ(c.escapes, 0); /* branches only: no timestamps */
     /* Every record is one of these: a record lost or added anywhere shows here. */
     CHECK_EQ(c.seen, c.jnz + c.edges + c.pmi_entry + c.iretq + c.handler + c.escapes + c.bad);
@@ -803,8 +827,14 @@ TEST(ds, pmi_skid,
             CHECK_EQ(delayed, 0);
         CHECK(skid <= (uint64_t)f.skid * delayed, "%lu skid records over %lu delayed PMIs", skid,
               delayed);
-        CHECK(st.pmi_at_max <= SKID_THRESH + f.skid + !pmi_is_nmi(),
-              "a PMI found %lu records, more than model.skid=%u allows", st.pmi_at_max, f.skid);
+        /* With fixed delivery the entry record and the handler records the model stores
+         * after it (model.handler_records) come before the handler reads the index; an NMI
+         * arrives inside the model's #DB handler and stores neither. */
+        unsigned entry =
+            pmi_is_nmi() ? 0 : 1 + (f.handler_records == BTS_NEVER ? 0 : f.handler_records_max);
+        CHECK(st.pmi_at_max <= SKID_THRESH + f.skid + entry,
+              "a PMI found %lu records, more than model.skid=%u and %u entry records allow",
+              st.pmi_at_max, f.skid, entry);
     }
     trace_teardown(&t);
 }

@@ -167,6 +167,10 @@ struct bts_profile {
     /* An external interrupt is taken at the first instruction after the one that made it
      * deliverable, so its record's `from` is known exactly (§7, O6). */
     bool irq_lands_exactly;
+    /* A taken conditional branch (jcc, loop*, jrcxz) to the next instruction is recorded, as
+     * every taken branch is (docs/hardware.md §7). The model cannot tell it from a fall-through
+     * (docs/model.md). */
+    bool cond_next_recorded;
 };
 
 /* The profile of the backend in use (the model's as its options set it). */

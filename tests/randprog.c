@@ -162,15 +162,25 @@ static void xfer(struct gen *g, uint64_t from, uint64_t to, unsigned cls, uint8_
         g->err = E_TOOLONG; /* the xroom() checks exist so that this never happens */
         return;
     }
-    p->xfer[p->nxfer++] = (struct rp_transfer){from, to, (uint8_t)cls, vector};
+    p->xfer[p->nxfer++] = (struct rp_transfer){from, to, (uint8_t)cls, vector, 0};
+}
+
+/* The transfer a direct branch makes when taken. */
+static void xfer_branch(struct gen *g, const struct rp_insn *i, unsigned cls)
+{
+    xfer(g, i->addr, i->target, cls, 0);
+    if (!g->err)
+        g->p->xfer[g->p->nxfer - 1].next = i->zero;
 }
 
 /* Appends a copy of transfers [x0, xn): code that runs again does the same. */
 static void replay(struct gen *g, uint32_t x0, uint32_t xn)
 {
-    for (uint32_t i = x0; i < xn; i++) {
+    for (uint32_t i = x0; i < xn && !g->err; i++) {
         struct rp_transfer t = g->p->xfer[i];
         xfer(g, t.from, t.to, t.cls, t.vector);
+        if (!g->err)
+            g->p->xfer[g->p->nxfer - 1].next = t.next;
     }
 }
 
@@ -479,7 +489,7 @@ static bool item_direct(struct gen *g, uint32_t end)
     i->cc = (uint8_t)cc;
     i->taken = taken;
     if (taken) {
-        xfer(g, i->addr, i->target, cls[kind], 0);
+        xfer_branch(g, i, cls[kind]);
         g->pos = (uint32_t)target;
     }
     return true;
@@ -502,18 +512,18 @@ static bool item_backhop(struct gen *g, uint32_t end, unsigned depth, unsigned l
     begin(g);
     b8(g, 0xEB), b8(g, (uint8_t)hop);
     struct rp_insn *ia = end_branch(g, RP_C_JMP8, c);
-    xfer(g, ia->addr, ia->target, RP_C_JMP8, 0);
+    xfer_branch(g, ia, RP_C_JMP8);
     g->pos = c;
     begin(g);
     b8(g, 0xEB), b8(g, (uint8_t)(bb - dd));
     struct rp_insn *ic = end_branch(g, RP_C_JMP8, bb);
-    xfer(g, ic->addr, ic->target, RP_C_JMP8, 0);
+    xfer_branch(g, ic, RP_C_JMP8);
     g->pos = bb;
     items(g, c - 2, depth, loops);
     begin(g);
     b8(g, 0xEB), b8(g, (uint8_t)(dd - (g->pos + 1)));
     struct rp_insn *ij = end_branch(g, RP_C_JMP8, dd);
-    xfer(g, ij->addr, ij->target, RP_C_JMP8, 0);
+    xfer_branch(g, ij, RP_C_JMP8);
     g->pos = dd;
     return true;
 }
@@ -564,7 +574,7 @@ static bool item_loop(struct gen *g, uint32_t end, unsigned depth, unsigned loop
     struct rp_insn *il = end_branch(g, cls[kind], top);
     il->taken = runs > 1;
     for (uint32_t r = 1; r < runs; r++) {
-        xfer(g, il->addr, il->target, cls[kind], 0);
+        xfer_branch(g, il, cls[kind]);
         replay(g, x0, x1);
     }
     begin(g);
@@ -597,7 +607,7 @@ static bool item_jrcxz(struct gen *g, uint32_t end)
     struct rp_insn *i = end_branch(g, RP_C_JRCXZ, target);
     i->taken = taken;
     if (taken) {
-        xfer(g, i->addr, i->target, RP_C_JRCXZ, 0);
+        xfer_branch(g, i, RP_C_JRCXZ);
         g->pos = (uint32_t)target;
     }
     begin(g);
@@ -614,7 +624,7 @@ static bool item_call0(struct gen *g, uint32_t end)
     begin(g);
     b8(g, 0xE8), b32(g, 0);
     struct rp_insn *i = end_branch(g, RP_C_CALL, g->pos);
-    xfer(g, i->addr, i->target, RP_C_CALL, 0);
+    xfer_branch(g, i, RP_C_CALL);
     uint8_t r = reg(g);
     begin(g);
     if (r >= 8)
@@ -826,7 +836,7 @@ static bool item_call(struct gen *g, uint32_t end, unsigned depth)
         b8(g, 0xE8), b32(g, (uint32_t)(f->addr - va(g, g->pos + 4)));
         struct rp_insn *i = end_insn(g, RP_C_CALL);
         i->target = f->addr;
-        xfer(g, i->addr, f->addr, RP_C_CALL, 0);
+        xfer_branch(g, i, RP_C_CALL);
     } else {
         unsigned got;
         indirect(g, 2, how == 1 ? IND_REG : how == 2 ? IND_TABLE : IND_SLOT, f->addr, &got);
@@ -935,7 +945,7 @@ static void chain(struct gen *g, uint32_t target)
             begin(g);
             b8(g, 0xEB), b8(g, (uint8_t)d8);
             struct rp_insn *i = end_branch(g, RP_C_JMP8, target);
-            xfer(g, i->addr, i->target, RP_C_JMP8, 0);
+            xfer_branch(g, i, RP_C_JMP8);
             return;
         }
         if (kind == 1 && allowed(g, RP_C_JCC32)) {
@@ -948,7 +958,7 @@ static void chain(struct gen *g, uint32_t target)
                 struct rp_insn *i = end_branch(g, RP_C_JCC32, target);
                 i->cc = (uint8_t)cc;
                 i->taken = true;
-                xfer(g, i->addr, i->target, RP_C_JCC32, 0);
+                xfer_branch(g, i, RP_C_JCC32);
                 return;
             }
             /* no operands found for a taken cc: the setter stays, fall to a jmp */
@@ -966,7 +976,7 @@ static void chain(struct gen *g, uint32_t target)
             begin(g);
             b8(g, 0xE9), b32(g, target - (g->pos + 4));
             struct rp_insn *i = end_branch(g, RP_C_JMP32, target);
-            xfer(g, i->addr, i->target, RP_C_JMP32, 0);
+            xfer_branch(g, i, RP_C_JMP32);
             return;
         }
     }

@@ -108,6 +108,7 @@ struct rp_transfer {
     uint64_t from, to;
     uint8_t cls;    /* enum rp_class */
     uint8_t vector; /* traps and faults */
+    uint8_t next;   /* a direct branch to the next instruction (zero displacement) */
 };
 
 /* Per program set: instructions emitted per class, transfers made per class, and the jcc

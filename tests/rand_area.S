@@ -1,0 +1,14 @@
+/*
+ * Where tests/t_rand.c runs its random programs in kernel mode: executable pages inside the
+ * traced-code range (linker.ld), so that the trace tests' accounting (in_traced_code(),
+ * trace_split()) treats the programs as known code. The kernel maps text read-only; t_rand.c
+ * writes each program here with CR0.WP clear, interrupts off. int3 until then.
+ */
+#include "boot/asm.h"
+
+    .section .text.traced.rand, "ax"
+    .balign 4096
+DATA(rand_area)
+    .fill 32 * 1024, 1, 0xcc
+END(rand_area)
+LABEL(rand_area_end)

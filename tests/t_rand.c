@@ -1,0 +1,339 @@
+/*
+ * rand.*: random programs (tests/randprog.c) run traced in kernel mode, each trace compared
+ * with the transfers the generator built the program to make: exactly under the model's exact
+ * profile, within bts_bounds() otherwise (the trace_split() accounting the other suites use).
+ * A program's int3 and int n go to handlers that return, its #UD and #PF to a handler that
+ * resumes it at the next instruction; the records of all four are the trap's entry and the
+ * IRETQ back.
+ *
+ *   rand.kernel     one trace per program, held whole in a circular buffer
+ *   rand.interrupt  small hardware buffers drained by the threshold interrupt, so that PMIs
+ *                   land inside the programs
+ *
+ * Options: rand.programs=N programs per test (default RAND_PROGRAMS, scaled by volume=),
+ * rand.size=BYTES each program's buffer (default RAND_SIZE). Programs are drawn from seed=:
+ * program i of a test is index i of the set (seed ^ the test's salt). A failure prints the
+ * seed and index, the first differing record with its neighbours, and the program's bytes in
+ * the lines tools/btsx-rand reads back (build/btsx-rand --log LOG).
+ */
+#include "ds/bts.h"
+#include "kernel/cmdline.h"
+#include "kernel/cpu.h"
+#include "kernel/msr-index.h"
+#include "kernel/string.h"
+#include "kernel/trap.h"
+#include "tests/btscheck.h"
+#include "tests/randprog.h"
+#include "tests/test.h"
+
+#define RAND_PROGRAMS   128
+#define RAND_SIZE       4096
+#define SIZE_MAX_K      16384
+#define XFER_CAP        8192
+#define REC_CAP         16384
+#define FAULT_ADDR      8      /* in the NULL page, which the kernel leaves unmapped */
+#define HW_SMALL        64     /* rand.interrupt: a PMI every few dozen records */
+#define THRESH_SMALL    40     /* headroom for any skid the profiles allow (as ds.pmi_count) */
+#define REPORTS_MAX     1      /* programs whose bytes a test prints */
+#define PAGE_OFFSET_MAX 0x1000 /* prog_base() starts programs below this into rand_area */
+
+static uint64_t programs_opt = RAND_PROGRAMS, size_opt = RAND_SIZE;
+static bool programs_given, size_given;
+OPTION_U64("rand.programs", programs_opt, programs_given);
+OPTION_U64("rand.size", size_opt, size_given);
+
+extern const char rand_area[], rand_area_end[];
+
+static uint8_t stage[SIZE_MAX_K];
+static struct rp_transfer xfer[XFER_CAP];
+static struct rp_insn insn[SIZE_MAX_K];
+static struct bts_record got[REC_CAP], want[REC_CAP], plain[REC_CAP], code[REC_CAP],
+    code_want[REC_CAP];
+static struct rp_prog prog;
+static struct rp_hist hist;
+static unsigned reports;
+
+/* ------------------------------------------------------------------ loading */
+
+/* Writes a program into the read-only text of rand_area: CR0.WP clear lets CPL 0 write
+ * read-only pages (SDM Vol. 3A, 2.5 Control Registers), interrupts off so that nothing else
+ * runs meanwhile. */
+static void text_write(void *dst, const void *src, size_t n)
+{
+    bool irq = irq_save();
+    uint64_t cr0 = read_cr0();
+    write_cr0(cr0 & ~CR0_WP);
+    memcpy(dst, src, n);
+    write_cr0(cr0);
+    irq_restore(irq);
+}
+
+static uint32_t prog_size(void)
+{
+    uint64_t room = (uint64_t)(rand_area_end - rand_area) - PAGE_OFFSET_MAX;
+    uint64_t s = size_opt;
+    if (s < RP_SIZE_MIN)
+        s = RP_SIZE_MIN;
+    if (s > SIZE_MAX_K)
+        s = SIZE_MAX_K;
+    return (uint32_t)(s > room ? room : s);
+}
+
+/* Programs start at varying offsets into a page so that they cross page boundaries at varying
+ * places. */
+static uint64_t prog_base(uint64_t idx)
+{
+    return (uint64_t)rand_area + 0x800 + ((idx * 0x1d1) & 0x7ff);
+}
+
+/* Builds program idx of the set and writes it into rand_area. */
+static bool load(uint64_t set, uint64_t idx)
+{
+    struct rp_params par = {.size = prog_size(),
+                            .mix = RP_MIX_ALL,
+                            .fault_addr = FAULT_ADDR,
+                            .intn_vector = VEC_TEST_SOFTINT};
+    uint64_t base = prog_base(idx);
+    prog = (struct rp_prog){.code = stage,
+                            .base = base,
+                            .xfer = xfer,
+                            .xfer_cap = XFER_CAP,
+                            .insn = insn,
+                            .insn_cap = SIZE_MAX_K};
+    int err = rp_generate(&prog, set, idx, &par);
+    if (!CHECK(err == 0, "seed %#lx index %lu: rp_generate: %d", set, idx, err))
+        return false;
+    text_write((void *)base, stage, par.size);
+    rp_hist_add(&hist, &prog);
+    return true;
+}
+
+/* ------------------------------------------------------------------ traps */
+
+static trap_handler_t old_ud, old_pf, old_bp, old_intn;
+
+/* A #UD or #PF the program provoked resumes where the generator said; any other goes on to
+ * the default handling. */
+static void resume_fault(struct trap_frame *f)
+{
+    for (uint32_t i = 0; i < prog.nxfer; i++) {
+        const struct rp_transfer *t = &prog.xfer[i];
+        if ((t->cls == RP_C_UD || t->cls == RP_C_PF) && t->from == f->rip &&
+            t->vector == f->vector) {
+            f->rip = t->to;
+            return;
+        }
+    }
+    (f->vector == VEC_UD ? old_ud : old_pf)(f);
+}
+
+static void return_trap(struct trap_frame *f)
+{
+    (void)f;
+}
+
+static void handlers_install(void)
+{
+    old_ud = trap_set_handler(VEC_UD, resume_fault);
+    old_pf = trap_set_handler(VEC_PF, resume_fault);
+    old_bp = trap_set_handler(VEC_BP, return_trap);
+    old_intn = trap_set_handler(VEC_TEST_SOFTINT, return_trap);
+}
+
+static void handlers_remove(void)
+{
+    trap_set_handler(VEC_UD, old_ud);
+    trap_set_handler(VEC_PF, old_pf);
+    trap_set_handler(VEC_BP, old_bp);
+    trap_set_handler(VEC_TEST_SOFTINT, old_intn);
+}
+
+/* ------------------------------------------------------------------ expectations */
+
+static bool is_trap(unsigned cls)
+{
+    return cls == RP_C_INT3 || cls == RP_C_INTN || cls == RP_C_UD || cls == RP_C_PF;
+}
+
+static bool is_conditional(unsigned cls)
+{
+    return cls == RP_C_JCC8 || cls == RP_C_JCC32 || cls == RP_C_LOOP || cls == RP_C_LOOPE ||
+           cls == RP_C_LOOPNE || cls == RP_C_JRCXZ;
+}
+
+/* The whole trace bts_run() gives for the program (full), and the same without the traps'
+ * IRETQ records (code: what trace_split() keeps as the known code's). Returns the traps. */
+static uint64_t expect_program(struct expect *full, struct expect *codes)
+{
+    bool cond_next = bts_profile()->cond_next_recorded;
+    uint64_t traps = 0;
+    exp_prologue(full, (const void *)prog.entry);
+    exp_prologue(codes, (const void *)prog.entry);
+    for (uint32_t i = 0; i < prog.nxfer; i++) {
+        const struct rp_transfer *t = &prog.xfer[i];
+        if (is_trap(t->cls)) {
+            exp_trap(full, t->from, t->vector, t->to);
+            exp_add(codes, t->from, trap_stub_address(t->vector));
+            traps++;
+        } else if (t->next && is_conditional(t->cls) && !cond_next) {
+            continue; /* taken to the next instruction: invisible to this backend */
+        } else {
+            uint64_t to = t->to == RP_RETURN ? LBL(bts_run_returned) : t->to;
+            exp_add(full, t->from, to);
+            exp_add(codes, t->from, to);
+        }
+    }
+    exp_epilogue(full);
+    exp_epilogue(codes);
+    return traps;
+}
+
+/* The failing program, for tools/btsx-rand. */
+static void report(void)
+{
+    test_diag("rand: seed %#lx index %lu fails: rebuild it with build/btsx-rand --log LOG",
+              prog.seed, prog.index);
+    if (reports++ >= REPORTS_MAX)
+        return;
+    char line[RP_LINE_MAX];
+    for (uint32_t n = 0; rp_report_line(&prog, n, line); n++)
+        test_diag("%s", line);
+}
+
+/* ------------------------------------------------------------------ running */
+
+static uint64_t set_seed(uint64_t salt)
+{
+    return test_seed() ^ salt;
+}
+
+static uint64_t count(void)
+{
+    return test_volume(programs_opt ? programs_opt : 1);
+}
+
+static void hist_line(uint64_t records)
+{
+    char buf[512];
+    size_t n = 0;
+    for (unsigned c = 0; c < RP_C_COUNT && n < sizeof(buf); c++)
+        if (hist.made[c])
+            n += (size_t)ksnprintf(buf + n, sizeof(buf) - n, " %s=%lu", rp_class_name(c),
+                                   hist.made[c]);
+    test_diag("rand: %lu programs of %u bytes, %lu records; transfers by class:%s", hist.programs,
+              prog_size(), records, buf);
+}
+
+static void start(void)
+{
+    hist = (struct rp_hist){0};
+    reports = 0;
+    handlers_install();
+}
+
+TEST(rand, kernel, "random kernel-mode programs: each trace is the generator's list", 60000)
+{
+    if (!bts_require())
+        return;
+    start();
+    uint64_t set = set_seed(0x6b65726e), records = 0, failed = 0;
+    for (uint64_t i = 0; i < count() && failed < 3; i++) {
+        if (!load(set, i))
+            break;
+        struct expect full, codes;
+        exp_init(&full, want, REC_CAP);
+        exp_init(&codes, code_want, REC_CAP);
+        uint64_t traps = expect_program(&full, &codes);
+        if (!CHECK(!full.overflow, "seed %#lx index %lu: over %u records", set, i, REC_CAP))
+            break;
+        struct bts_config cfg = cfg_circular((uint32_t)full.n + 64, BTS_CPL_KERNEL);
+        struct bts_trace t;
+        if (!trace_setup(&t, &cfg))
+            break;
+        int err = bts_run(&t, (void (*)(void *))prog.entry, NULL);
+        int64_t k = trace_collect(&t, got, REC_CAP);
+        trace_teardown(&t);
+        bool ok = CHECK(err == 0 && k >= 0, "bts_run %d, collect %ld", err, k);
+        if (ok) {
+            records += (uint64_t)k;
+            if (bts_bounds()->interrupt_records_exact) {
+                ok = exp_match(got, (size_t)k, &full);
+            } else {
+                struct trace_split sp;
+                size_t nc = trace_split(got, (size_t)k, code, &sp);
+                ok = split_within_bounds(&sp, traps);
+                ok &= CHECK(sp.iretq == traps, "%lu IRETQ records for %lu traps", sp.iretq, traps);
+                ok &= exp_match(code, nc, &codes);
+            }
+        }
+        if (!ok) {
+            failed++;
+            report();
+        }
+    }
+    handlers_remove();
+    hist_line(records);
+}
+
+TEST(rand, interrupt, "random programs, small buffers: PMIs land inside them", 60000)
+{
+    if (!bts_require())
+        return;
+    start();
+    const struct bts_bounds *b = bts_bounds();
+    uint64_t set = set_seed(0x696e7472), records = 0, failed = 0, pmis_total = 0;
+    for (uint64_t i = 0; i < count() && failed < 3; i++) {
+        if (!load(set, i))
+            break;
+        struct expect full, codes, with_pmis;
+        exp_init(&full, plain, REC_CAP);
+        exp_init(&codes, code_want, REC_CAP);
+        exp_init(&with_pmis, want, REC_CAP);
+        uint64_t traps = expect_program(&full, &codes);
+        uint64_t at_entry;
+        uint64_t pmis =
+            exp_with_pmis(&full, &with_pmis, HW_SMALL, THRESH_SMALL, pmi_is_nmi(), &at_entry);
+        if (!CHECK(!with_pmis.overflow, "seed %#lx index %lu: over %u records", set, i, REC_CAP))
+            break;
+        struct bts_config cfg = cfg_interrupt(HW_SMALL, THRESH_SMALL, REC_CAP, BTS_POLICY_STOP,
+                                              BTS_EVENTS_BRANCHES, BTS_CPL_KERNEL);
+        struct bts_trace t;
+        if (!trace_setup(&t, &cfg))
+            break;
+        int err = bts_run(&t, (void (*)(void *))prog.entry, NULL);
+        struct bts_status st;
+        bts_status(&t, &st);
+        int64_t k = trace_collect(&t, got, REC_CAP);
+        trace_teardown(&t);
+        bool ok = CHECK(err == 0 && k >= 0, "bts_run %d, collect %ld", err, k);
+        ok &= CHECK(st.lost == 0 && !st.overflowed, "records lost: %lu", st.lost);
+        if (ok) {
+            records += (uint64_t)k;
+            pmis_total += st.pmis;
+            if (b->interrupt_records_exact) {
+                ok &= CHECK(st.pmis == pmis, "%lu PMIs, expected %lu", st.pmis, pmis);
+                ok &= exp_match(got, (size_t)k, &with_pmis);
+            }
+            /* On every path: the known code's records are the program's; each PMI adds at
+             * most its entry and its IRETQ, every trap exactly its IRETQ. */
+            struct trace_split sp;
+            size_t nc = trace_split(got, (size_t)k, code, &sp);
+            ok &= split_within_bounds(&sp, traps + st.pmis);
+            ok &= CHECK(sp.pmi_entry <= st.pmis && sp.iretq >= traps && sp.iretq <= traps + st.pmis,
+                        "%lu PMI entry and %lu IRETQ records for %lu PMIs and %lu traps",
+                        sp.pmi_entry, sp.iretq, st.pmis, traps);
+            if (!pmi_is_nmi() && b->fixed_pmi_entry_recorded)
+                ok &= CHECK(sp.pmi_entry == st.pmis,
+                            "%lu PMI entry records for %lu fixed-delivery PMIs", sp.pmi_entry,
+                            st.pmis);
+            ok &= exp_match(code, nc, &codes);
+        }
+        if (!ok) {
+            failed++;
+            report();
+        }
+    }
+    handlers_remove();
+    hist_line(records);
+    test_diag("rand: %lu PMIs inside the programs", pmis_total);
+}

@@ -188,6 +188,46 @@ static uint64_t expect_program(struct expect *full, struct expect *codes)
     return traps;
 }
 
+static bool is_trap_entry(const struct bts_record *r)
+{
+    static const unsigned vectors[] = {VEC_BP, VEC_UD, VEC_PF, VEC_TEST_SOFTINT};
+    for (unsigned v = 0; v < sizeof(vectors) / sizeof(vectors[0]); v++)
+        if (r->to == trap_stub_address(vectors[v]))
+            return true;
+    return false;
+}
+
+/* exp_with_pmis() for programs with traps. Their handlers run behind interrupt gates (IF=0),
+ * so a fixed-delivery PMI that comes due at a trap's entry record waits for the trap's IRETQ
+ * (whose record is stored first) and is taken at the instruction the trap returns to. An NMI
+ * is not held back by IF: that mode is exp_with_pmis()'s. */
+static uint64_t expect_pmis(const struct expect *in, struct expect *out, uint64_t n,
+                            uint64_t thresh)
+{
+    uint64_t idx = 0, pmis = 0;
+    bool due = false, in_trap = false;
+    for (size_t i = 0; i < in->n; i++) {
+        const struct bts_record *r = &in->rec[i];
+        exp_add(out, r->from, r->to);
+        if (idx < n)
+            idx++;
+        if (is_trap_entry(r))
+            in_trap = true;
+        else if (r->from == LBL(isr_iretq))
+            in_trap = false;
+        due |= idx >= thresh;
+        if (!due || in_trap)
+            continue;
+        due = false;
+        if (idx < n)
+            exp_add(out, r->to, trap_stub_address(VEC_PMI));
+        pmis++;
+        exp_add(out, LBL(isr_iretq), r->to);
+        idx = 1;
+    }
+    return pmis;
+}
+
 /* The failing program, for tools/btsx-rand. */
 static void report(void)
 {
@@ -246,7 +286,9 @@ TEST(rand, kernel, "random kernel-mode programs: each trace is the generator's l
         uint64_t traps = expect_program(&full, &codes);
         if (!CHECK(!full.overflow, "seed %#lx index %lu: over %u records", set, i, REC_CAP))
             break;
-        struct bts_config cfg = cfg_circular((uint32_t)full.n + 64, BTS_CPL_KERNEL);
+        /* Room for every record, the handlers' the bounds allow included: nothing may wrap. */
+        uint64_t room = full.n + traps * bts_bounds()->handler_records_max + 64;
+        struct bts_config cfg = cfg_circular((uint32_t)room, BTS_CPL_KERNEL);
         struct bts_trace t;
         if (!trace_setup(&t, &cfg))
             break;
@@ -275,6 +317,28 @@ TEST(rand, kernel, "random kernel-mode programs: each trace is the generator's l
     hist_line(records);
 }
 
+/* Where the profile is not exact: the known code's records are the program's; each PMI adds
+ * at most its entry and its IRETQ, every trap exactly its IRETQ. A PMI that comes due at the
+ * last records is taken in bts_run()'s epilogue, outside the known code: its entry and IRETQ
+ * records count as a handler's, so one fixed-delivery entry record may be missing. */
+static bool within_bounds(int64_t k, uint64_t traps, const struct bts_status *st,
+                          const struct expect *codes)
+{
+    const struct bts_bounds *b = bts_bounds();
+    bool ok = true;
+    struct trace_split sp;
+    size_t nc = trace_split(got, (size_t)k, code, &sp);
+    ok &= split_within_bounds(&sp, traps + st->pmis);
+    ok &= CHECK(sp.pmi_entry <= st->pmis && sp.iretq >= traps && sp.iretq <= traps + st->pmis,
+                "%lu PMI entry and %lu IRETQ records for %lu PMIs and %lu traps", sp.pmi_entry,
+                sp.iretq, st->pmis, traps);
+    if (!pmi_is_nmi() && b->fixed_pmi_entry_recorded)
+        ok &= CHECK(sp.pmi_entry + 1 >= st->pmis,
+                    "%lu PMI entry records for %lu fixed-delivery PMIs", sp.pmi_entry, st->pmis);
+    ok &= exp_match(code, nc, codes);
+    return ok;
+}
+
 TEST(rand, interrupt, "random programs, small buffers: PMIs land inside them", 60000)
 {
     if (!bts_require())
@@ -290,9 +354,11 @@ TEST(rand, interrupt, "random programs, small buffers: PMIs land inside them", 6
         exp_init(&codes, code_want, REC_CAP);
         exp_init(&with_pmis, want, REC_CAP);
         uint64_t traps = expect_program(&full, &codes);
-        uint64_t at_entry;
-        uint64_t pmis =
-            exp_with_pmis(&full, &with_pmis, HW_SMALL, THRESH_SMALL, pmi_is_nmi(), &at_entry);
+        uint64_t at_entry, pmis;
+        if (pmi_is_nmi())
+            pmis = exp_with_pmis(&full, &with_pmis, HW_SMALL, THRESH_SMALL, true, &at_entry);
+        else
+            pmis = expect_pmis(&full, &with_pmis, HW_SMALL, THRESH_SMALL);
         if (!CHECK(!with_pmis.overflow, "seed %#lx index %lu: over %u records", set, i, REC_CAP))
             break;
         struct bts_config cfg = cfg_interrupt(HW_SMALL, THRESH_SMALL, REC_CAP, BTS_POLICY_STOP,
@@ -313,20 +379,9 @@ TEST(rand, interrupt, "random programs, small buffers: PMIs land inside them", 6
             if (b->interrupt_records_exact) {
                 ok &= CHECK(st.pmis == pmis, "%lu PMIs, expected %lu", st.pmis, pmis);
                 ok &= exp_match(got, (size_t)k, &with_pmis);
+            } else {
+                ok &= within_bounds(k, traps, &st, &codes);
             }
-            /* On every path: the known code's records are the program's; each PMI adds at
-             * most its entry and its IRETQ, every trap exactly its IRETQ. */
-            struct trace_split sp;
-            size_t nc = trace_split(got, (size_t)k, code, &sp);
-            ok &= split_within_bounds(&sp, traps + st.pmis);
-            ok &= CHECK(sp.pmi_entry <= st.pmis && sp.iretq >= traps && sp.iretq <= traps + st.pmis,
-                        "%lu PMI entry and %lu IRETQ records for %lu PMIs and %lu traps",
-                        sp.pmi_entry, sp.iretq, st.pmis, traps);
-            if (!pmi_is_nmi() && b->fixed_pmi_entry_recorded)
-                ok &= CHECK(sp.pmi_entry == st.pmis,
-                            "%lu PMI entry records for %lu fixed-delivery PMIs", sp.pmi_entry,
-                            st.pmis);
-            ok &= exp_match(code, nc, &codes);
         }
         if (!ok) {
             failed++;

@@ -26,8 +26,8 @@
 #include "tests/randprog.h"
 #include "tests/test.h"
 
-#define RAND_PROGRAMS   128
-#define RAND_SIZE       4096
+#define RAND_PROGRAMS   112
+#define RAND_SIZE       8192
 #define SIZE_MAX_K      16384
 #define XFER_CAP        8192
 #define REC_CAP         16384

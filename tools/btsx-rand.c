@@ -257,8 +257,10 @@ int main(int argc, char **argv)
             return 1;
         }
         seed = r.seed, index = r.index, base = r.base;
-        par = (struct rp_params){
-            .size = (uint32_t)r.size, .mix = (uint32_t)r.mix, .fault_addr = r.fault};
+        par = (struct rp_params){.size = (uint32_t)r.size,
+                                 .mix = (uint32_t)r.mix,
+                                 .fault_addr = r.fault,
+                                 .intn_vector = (uint8_t)r.intn};
     }
     if (par.size < RP_SIZE_MIN || par.size > SIZE_MAX_B) {
         fprintf(stderr, "btsx-rand: size must be %u..%u\n", RP_SIZE_MIN, SIZE_MAX_B);

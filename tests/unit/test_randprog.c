@@ -547,7 +547,8 @@ static int run(const char *cmd, char *out, size_t n)
 }
 
 /* btsx-rand reads back the report lines it dumps (as the kernel prints them, behind a log
- * prefix), finds the bytes identical, and finds a byte changed in them. */
+ * prefix; the kernel's mix, fault address and int n vector), finds the bytes identical, and finds a
+ * byte changed in them. */
 static void test_tool(void **state)
 {
     (void)state;
@@ -556,14 +557,18 @@ static void test_tool(void **state)
     int fd = mkstemp(log);
     assert_true(fd >= 0);
     close(fd);
-    snprintf(cmd, sizeof(cmd),
-             "%s --seed 0x1234 --index 17 --size %u --mix user --base 0x7000c40 --dump | "
-             "sed 's/^/# /' > %s",
-             BTSX_RAND, prog_size, log);
+    snprintf(
+        cmd, sizeof(cmd),
+        "%s --seed 0x1234 --index 21 --size %u --mix all --fault 8 --int 0x80 --base 0x7000c40 "
+        "--dump | "
+        "sed 's/^/# /' > %s",
+        BTSX_RAND, prog_size, log);
     assert_int_equal(system(cmd), 0);
     snprintf(cmd, sizeof(cmd), "%s --log %s", BTSX_RAND, log);
     assert_int_equal(run(cmd, out, sizeof(out)), 0);
-    assert_non_null(strstr(out, "seed=0x1234 index=17"));
+    assert_non_null(strstr(out, "seed=0x1234 index=21"));
+    /* Every parameter of the report line is read back: this program has an int $0x80. */
+    assert_non_null(strstr(out, "int    $0x80"));
     assert_non_null(strstr(out, "reported bytes: identical"));
     assert_non_null(strstr(out, " * 7000"));
     /* One byte at +0x20 changed: the first hex digit of the second bytes line, flipped. */

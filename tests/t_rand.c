@@ -9,6 +9,8 @@
  *   rand.kernel     one trace per program, held whole in a circular buffer
  *   rand.interrupt  small hardware buffers drained by the threshold interrupt, so that PMIs
  *                   land inside the programs
+ *   rand.user       the user mix (no int3/int n) in a user task at CPL 3, user transfers
+ *                   recorded (BTS_OFF_OS): #UD and #PF resumed by the same handler
  *
  * Options: rand.programs=N programs per test (default RAND_PROGRAMS, scaled by volume=),
  * rand.size=BYTES each program's buffer (default RAND_SIZE). Programs are drawn from seed=:
@@ -23,8 +25,13 @@
 #include "kernel/string.h"
 #include "kernel/trap.h"
 #include "tests/btscheck.h"
+#include "kernel/errno.h"
+#include "kernel/mem.h"
+#include "kernel/user.h"
+#include "sched/syscall.h"
 #include "tests/randprog.h"
 #include "tests/test.h"
+#include "tests/usertest.h"
 
 #define RAND_PROGRAMS   112
 #define RAND_SIZE       8192
@@ -36,6 +43,7 @@
 #define THRESH_SMALL    40     /* headroom for any skid the profiles allow (as ds.pmi_count) */
 #define REPORTS_MAX     1      /* programs whose bytes a test prints */
 #define PAGE_OFFSET_MAX 0x1000 /* prog_base() starts programs below this into rand_area */
+#define USER_FAULT_ADDR (USER_BASE + 0x400000) /* in no user mapping (sched/sched.h) */
 
 static uint64_t programs_opt = RAND_PROGRAMS, size_opt = RAND_SIZE;
 static bool programs_given, size_given;
@@ -86,6 +94,22 @@ static uint64_t prog_base(uint64_t idx)
     return (uint64_t)rand_area + 0x800 + ((idx * 0x1d1) & 0x7ff);
 }
 
+/* Builds program idx of the set into stage, to run at base. */
+static bool build(uint64_t set, uint64_t idx, uint64_t base, const struct rp_params *par)
+{
+    prog = (struct rp_prog){.code = stage,
+                            .base = base,
+                            .xfer = xfer,
+                            .xfer_cap = XFER_CAP,
+                            .insn = insn,
+                            .insn_cap = SIZE_MAX_K};
+    int err = rp_generate(&prog, set, idx, par);
+    if (!CHECK(err == 0, "seed %#lx index %lu: rp_generate: %d", set, idx, err))
+        return false;
+    rp_hist_add(&hist, &prog);
+    return true;
+}
+
 /* Builds program idx of the set and writes it into rand_area. */
 static bool load(uint64_t set, uint64_t idx)
 {
@@ -94,17 +118,9 @@ static bool load(uint64_t set, uint64_t idx)
                             .fault_addr = FAULT_ADDR,
                             .intn_vector = VEC_TEST_SOFTINT};
     uint64_t base = prog_base(idx);
-    prog = (struct rp_prog){.code = stage,
-                            .base = base,
-                            .xfer = xfer,
-                            .xfer_cap = XFER_CAP,
-                            .insn = insn,
-                            .insn_cap = SIZE_MAX_K};
-    int err = rp_generate(&prog, set, idx, &par);
-    if (!CHECK(err == 0, "seed %#lx index %lu: rp_generate: %d", set, idx, err))
+    if (!build(set, idx, base, &par))
         return false;
     text_write((void *)base, stage, par.size);
-    rp_hist_add(&hist, &prog);
     return true;
 }
 
@@ -391,4 +407,147 @@ TEST(rand, interrupt, "random programs, small buffers: PMIs land inside them", 6
     handlers_remove();
     hist_line(records);
     test_diag("rand: %lu PMIs inside the programs", pmis_total);
+}
+
+/* ------------------------------------------------------------------ user mode */
+
+/* The user image: a stub at USER_CODE_VA that calls the program and exits, the program at
+ * USER_PROG_OFF + (0..0x7ff) so that it too crosses pages at varying places. */
+#define USER_PROG_OFF 0x800
+static uint8_t image[USER_PROG_OFF + 0x800 + SIZE_MAX_K];
+
+/* call entry; xor edi, edi; mov eax, SYS_EXIT; syscall; ud2. Returns the call's return
+ * address. */
+static uint64_t user_stub(uint64_t entry)
+{
+    uint8_t *p = image;
+    int32_t rel = (int32_t)(entry - (USER_CODE_VA + 5));
+    *p++ = 0xE8;
+    memcpy(p, &rel, 4);
+    p += 4;
+    static const uint8_t tail[] = {0x31, 0xFF, 0xB8, SYS_EXIT, 0, 0, 0, 0x0F, 0x05, 0x0F, 0x0B};
+    memcpy(p, tail, sizeof(tail));
+    return USER_CODE_VA + 5;
+}
+
+/* The kernel-to-user returns of a user-only trace: the entry into the task, each #UD/#PF's
+ * IRETQ and each PMI's (the PMI itself lands at CPL 0, filtered out). Under BTS_OFF_OS they
+ * may or may not be recorded (docs/hardware.md §6, O4): the profile says always, never or
+ * either. The records from user code must be the list's, exactly; every other record must be
+ * such a return, as many as the profile allows of the `returns` there were. */
+static bool match_user(struct bts_record *r, size_t n, struct expect *e, uint64_t returns)
+{
+    enum bts_maybe m = bts_profile()->offos_user_returns;
+    bool ok = true;
+    size_t k = 0;
+    uint64_t seen = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool ret = (r[i].from == LBL(user_enter_iretq) || r[i].from == LBL(isr_iretq)) &&
+                   r[i].to >= USER_BASE && r[i].to < USER_END;
+        if (r[i].from >= USER_BASE && r[i].from < USER_END)
+            r[k++] = r[i];
+        else if (!CHECK(ret, "record %zu %#lx -> %#lx: not a user transfer nor a return", i,
+                        r[i].from, r[i].to))
+            ok = false;
+        else
+            seen++;
+    }
+    if (m == BTS_ALWAYS)
+        ok &= CHECK(seen == returns, "%lu kernel-to-user returns recorded, expected %lu", seen,
+                    returns);
+    else
+        ok &= CHECK(seen <= (m == BTS_NEVER ? 0 : returns),
+                    "%lu kernel-to-user returns recorded, %lu happened (%s)", seen, returns,
+                    bts_profile()->name);
+    return ok & exp_match(r, k, e);
+}
+
+/* Whether a far return at CPL 3 works here. QEMU's TCG pops the far return's stack with
+ * supervisor-mode accesses, which SMAP refuses with a #PF (error code 1) at the LRETQ: the
+ * probe runs `mov eax, cs; push rax; lea rax, [rip+3]; push rax; lretq` then exits. */
+static bool user_lret_works(void)
+{
+    static const uint8_t probe[] = {0x8C,     0xC8, 0x50, 0x48, 0x8D, 0x05, 0x03, 0x00,
+                                    0x00,     0x00, 0x50, 0x48, 0xCB, 0x31, 0xFF, 0xB8,
+                                    SYS_EXIT, 0x00, 0x00, 0x00, 0x0F, 0x05, 0x0F, 0x0B};
+    struct task *tk = user_task("lret-probe", (const char *)probe, sizeof(probe), 0, 0);
+    int status = -1;
+    if (tk)
+        task_join(tk, &status);
+    return status == 0;
+}
+
+TEST(rand, user, "random user-mode programs in a user task, user transfers recorded", 60000)
+{
+    if (!bts_require())
+        return;
+    uint32_t mix = RP_MIX_USER;
+    if (!user_lret_works()) {
+        mix &= ~RP_MIX(RP_C_LRET);
+        test_diag("rand.user: lretq left out: a far return at CPL 3 faults here (#PF with a "
+                  "supervisor-mode error code at the LRETQ: QEMU TCG with SMAP does this)");
+    }
+    start();
+    uint64_t set = set_seed(0x75736572), records = 0, failed = 0;
+    for (uint64_t i = 0; i < count() && failed < 3; i++) {
+        struct rp_params par = {.size = prog_size(), .mix = mix, .fault_addr = USER_FAULT_ADDR};
+        uint64_t off = USER_PROG_OFF + ((i * 0x1d1) & 0x7ff);
+        if (!build(set, i, USER_CODE_VA + off, &par))
+            break;
+        memset(image, 0xCC, off);
+        memcpy(image + off, stage, par.size);
+        uint64_t back = user_stub(prog.entry);
+        /* The records from user code: the stub's call, the program's transfers but its
+         * faults (whose entries land at CPL 0, filtered out), the return to the stub. */
+        struct expect e;
+        exp_init(&e, want, REC_CAP);
+        exp_add(&e, USER_CODE_VA, prog.entry);
+        bool cond_next = bts_profile()->cond_next_recorded;
+        uint64_t traps = 0;
+        for (uint32_t k = 0; k < prog.nxfer; k++) {
+            const struct rp_transfer *t = &prog.xfer[k];
+            if (t->cls == RP_C_UD || t->cls == RP_C_PF)
+                traps++;
+            else if (!(t->next && is_conditional(t->cls) && !cond_next)) {
+                exp_add(&e, t->from, t->to == RP_RETURN ? back : t->to);
+            }
+        }
+        if (!CHECK(!e.overflow, "seed %#lx index %lu: over %u records", set, i, REC_CAP))
+            break;
+        struct bts_trace *tr = kzalloc(sizeof(*tr));
+        struct bts_config cfg =
+            cfg_interrupt(512, 0, REC_CAP, BTS_POLICY_STOP, BTS_EVENTS_BRANCHES, BTS_CPL_USER);
+        int err = tr ? bts_configure(tr, &cfg) : E_NOMEM;
+        if (!CHECK(err == 0, "trace: %s", err_name(err))) {
+            kfree(tr);
+            break;
+        }
+        struct task *tk = user_task("rand", (const char *)image, off + par.size, 0, 0);
+        if (!tk) {
+            bts_release(tr);
+            kfree(tr);
+            break;
+        }
+        task_set_trace(tk, task_current(), tr);
+        bts_enable(tr);
+        int status = -1;
+        task_join(tk, &status);
+        int64_t n = trace_collect(tr, got, REC_CAP);
+        struct bts_status st;
+        bts_status(tr, &st);
+        bts_release(tr);
+        kfree(tr);
+        bool ok = CHECK(status == 0, "the task ended with %d", status);
+        ok &= CHECK(n >= 0, "collect: %ld", n);
+        if (ok) {
+            records += (uint64_t)n;
+            ok = match_user(got, (size_t)n, &e, 1 + traps + st.pmis);
+        }
+        if (!ok) {
+            failed++;
+            report();
+        }
+    }
+    handlers_remove();
+    hist_line(records);
 }

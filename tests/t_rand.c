@@ -10,6 +10,9 @@
  *                   CIRC_EVERY-th in a CIRC_SMALL-record one, which keeps the newest
  *   rand.interrupt  small hardware buffers drained by the threshold interrupt, so that PMIs
  *                   land inside the programs
+ *   rand.timer      rand.kernel's programs with the LAPIC timer firing every TIMER_US: each
+ *                   tick inside a program is its entry record and the IRETQ back to the very
+ *                   instruction it interrupted
  *   rand.user       the user mix (no int3/int n) in a user task at CPL 3, user transfers
  *                   recorded (BTS_OFF_OS): #UD and #PF resumed by the same handler
  *
@@ -24,6 +27,7 @@
 #include "kernel/cpu.h"
 #include "kernel/msr-index.h"
 #include "kernel/string.h"
+#include "kernel/timer.h"
 #include "kernel/trap.h"
 #include "tests/btscheck.h"
 #include "kernel/errno.h"
@@ -43,6 +47,7 @@
 #define HW_SMALL        64     /* rand.interrupt: a PMI every few dozen records */
 #define THRESH_SMALL    40     /* headroom for any skid the profiles allow (as ds.pmi_count) */
 #define REPORTS_MAX     1      /* programs whose bytes a test prints */
+#define TIMER_US        400    /* rand.timer: a tick every so often, dozens inside each program */
 #define CIRC_EVERY      4      /* rand.kernel: every 4th program in a small circular buffer */
 #define CIRC_SMALL      100    /* records: less than almost any program's trace */
 #define PAGE_OFFSET_MAX 0x1000 /* prog_base() starts programs below this into rand_area */
@@ -431,6 +436,125 @@ TEST(rand, interrupt, "random programs, small buffers: PMIs land inside them", 6
     handlers_remove();
     hist_line(records);
     test_diag("rand: %lu PMIs inside the programs", pmis_total);
+}
+
+/* ------------------------------------------------------------------ timer ticks */
+
+static volatile bool ticking;
+static volatile uint64_t ticks;
+
+static void tick(struct trap_frame *f, void *arg)
+{
+    (void)f;
+    ticks++;
+    if (ticking)
+        timer_start_us(TIMER_US, tick, arg);
+}
+
+/* Whether a is where one of the program's instructions starts. */
+static bool insn_start(uint64_t a)
+{
+    for (uint32_t i = 0; i < prog.ninsn; i++)
+        if (prog.insn[i].addr == a)
+            return true;
+    return false;
+}
+
+/* Takes the ticks out of a trace: each {X -> the timer's stub} and its IRETQ back to X. Under
+ * an exact profile the IRETQ is the next record; otherwise handler records may sit between
+ * (trace_split() counts them later). A tick inside the program must land where one of its
+ * instructions starts. Returns the records left, or -1 (the test failed). */
+static int64_t remove_ticks(struct bts_record *r, size_t n, uint64_t *nticks)
+{
+    bool exact = bts_bounds()->interrupt_records_exact;
+    uint64_t stub = trap_stub_address(VEC_TIMER), open = 0;
+    bool pending = false;
+    size_t k = 0;
+    *nticks = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (r[i].to == stub) {
+            if (!CHECK(!pending, "record %zu: a tick inside a tick", i))
+                return -1;
+            if (exact &&
+                !CHECK(i + 1 < n && r[i + 1].from == LBL(isr_iretq) && r[i + 1].to == r[i].from,
+                       "record %zu: tick at %#lx without its IRETQ back", i, r[i].from))
+                return -1;
+            if (r[i].from >= prog.base && r[i].from < prog.base + prog.code_len &&
+                !CHECK(insn_start(r[i].from), "record %zu: tick at %#lx, inside an instruction", i,
+                       r[i].from))
+                return -1;
+            pending = true;
+            open = r[i].from;
+            (*nticks)++;
+        } else if (pending && r[i].from == LBL(isr_iretq) && r[i].to == open) {
+            pending = false;
+        } else {
+            r[k++] = r[i];
+        }
+    }
+    if (!CHECK(!pending, "a tick at %#lx never returned", open))
+        return -1;
+    return (int64_t)k;
+}
+
+TEST(rand, timer, "random kernel-mode programs with timer ticks landing inside them", 60000)
+{
+    if (!bts_require())
+        return;
+    start();
+    uint64_t set = set_seed(0x74696d65), records = 0, failed = 0, inside = 0;
+    uint64_t programs = count() / CIRC_EVERY ? count() / CIRC_EVERY : 1;
+    ticks = 0;
+    ticking = true;
+    int id = timer_start_us(TIMER_US, tick, NULL);
+    if (!CHECK(id >= 0, "no timer slot: %d", id))
+        programs = 0;
+    for (uint64_t i = 0; i < programs && failed < 3; i++) {
+        if (!load(set, i))
+            break;
+        struct expect full, codes;
+        exp_init(&full, want, REC_CAP);
+        exp_init(&codes, code_want, REC_CAP);
+        uint64_t traps = expect_program(&full, &codes);
+        if (!CHECK(!full.overflow, "seed %#lx index %lu: over %u records", set, i, REC_CAP))
+            break;
+        struct bts_config cfg = cfg_circular(REC_CAP, BTS_CPL_KERNEL);
+        struct bts_trace t;
+        if (!trace_setup(&t, &cfg))
+            break;
+        int err = bts_run(&t, (void (*)(void *))prog.entry, NULL);
+        int64_t k = trace_collect(&t, got, REC_CAP);
+        trace_teardown(&t);
+        bool ok = CHECK(err == 0 && k >= 0 && k < REC_CAP, "bts_run %d, collect %ld", err, k);
+        uint64_t n_ticks = 0;
+        if (ok) {
+            records += (uint64_t)k;
+            k = remove_ticks(got, (size_t)k, &n_ticks);
+            ok = k >= 0;
+            inside += n_ticks;
+        }
+        if (ok) {
+            if (bts_bounds()->interrupt_records_exact) {
+                ok = exp_match(got, (size_t)k, &full);
+            } else {
+                struct trace_split sp;
+                size_t nc = trace_split(got, (size_t)k, code, &sp);
+                ok = split_within_bounds(&sp, traps + n_ticks);
+                ok &= CHECK(sp.iretq == traps, "%lu IRETQ records for %lu traps", sp.iretq, traps);
+                ok &= exp_match(code, nc, &codes);
+            }
+        }
+        if (!ok) {
+            failed++;
+            report();
+        }
+    }
+    ticking = false;
+    timer_cancel(id);
+    handlers_remove();
+    hist_line(records);
+    test_diag("rand: %lu timer ticks inside the traces (%lu in all)", inside, ticks);
+    CHECK(programs == 0 || inside > 0, "no tick landed inside a traced program");
 }
 
 /* ------------------------------------------------------------------ user mode */

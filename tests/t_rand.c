@@ -564,6 +564,7 @@ TEST(rand, timer, "random kernel-mode programs with timer ticks landing inside t
 #define USER_PROG_OFF 0x800
 static uint8_t image[USER_PROG_OFF + 0x800 + SIZE_MAX_K];
 
+#define STUB_SYSCALL 12 /* the stub's SYSCALL */
 /* call entry; xor edi, edi; mov eax, SYS_EXIT; syscall; ud2. Returns the call's return
  * address. */
 static uint64_t user_stub(uint64_t entry)
@@ -578,36 +579,76 @@ static uint64_t user_stub(uint64_t entry)
     return USER_CODE_VA + 5;
 }
 
-/* The kernel-to-user returns of a user-only trace: the entry into the task, each #UD/#PF's
- * IRETQ and each PMI's (the PMI itself lands at CPL 0, filtered out). Under BTS_OFF_OS they
- * may or may not be recorded (docs/hardware.md §6, O4): the profile says always, never or
- * either. The records from user code must be the list's, exactly; every other record must be
- * such a return, as many as the profile allows of the `returns` there were. */
-static bool match_user(struct bts_record *r, size_t n, struct expect *e, uint64_t returns)
+static bool in_user(uint64_t a)
 {
-    enum bts_maybe m = bts_profile()->offos_user_returns;
-    bool ok = true;
-    size_t k = 0;
-    uint64_t seen = 0;
+    return a >= USER_BASE && a < USER_END;
+}
+
+/*
+ * A user program's trace under a CPL filter, each record sorted by where it starts and lands:
+ *  - user to user: the program's own transfers (u, exactly), recorded with CPL 3 recorded;
+ *  - kernel to user: the kernel-to-user returns (the task's entry, each #UD/#PF's IRETQ, each
+ *    PMI's), `returns` of them. With CPL 0 recorded too they land at CPL 3 and are all there
+ *    (exact) or at most that many; with BTS_OFF_OS the profile's offos_user_returns says
+ *    (docs/hardware.md §6, O4): always, never or either;
+ *  - user to kernel, with CPL 0 recorded: the faults' entries and the exit's SYSCALL (kin,
+ *    exactly), and the PMIs' entries (at most `pmis`);
+ *  - kernel to kernel: the task's own kernel code before its first record from user code
+ *    (its way in: task_start, uspace_enter) and after the exit's SYSCALL (syscall_dispatch,
+ *    task_exit, bts_disable) are the task's and not checked; in between only handler
+ *    records, where the bounds allow them.
+ */
+static bool match_cpl(struct bts_record *r, size_t n, struct expect *u, struct expect *kin,
+                      uint64_t returns, uint64_t pmis, unsigned cpl)
+{
+    const struct bts_bounds *b = bts_bounds();
+    bool user = cpl & BTS_CPL_USER, kernel = cpl & BTS_CPL_KERNEL, ok = true;
+    size_t nu = 0, nk = 0;
+    uint64_t ret = 0, pmi_in = 0, handler = 0;
+    bool started = false, exited = false;
     for (size_t i = 0; i < n; i++) {
-        bool ret = (r[i].from == LBL(user_enter_iretq) || r[i].from == LBL(isr_iretq)) &&
-                   r[i].to >= USER_BASE && r[i].to < USER_END;
-        if (r[i].from >= USER_BASE && r[i].from < USER_END)
-            r[k++] = r[i];
-        else if (!CHECK(ret, "record %zu %#lx -> %#lx: not a user transfer nor a return", i,
-                        r[i].from, r[i].to))
-            ok = false;
-        else
-            seen++;
+        const struct bts_record *x = &r[i];
+        bool way = !started || exited; /* the task's own kernel code, in or out */
+        started |= in_user(x->from);
+        exited |= x->from == USER_CODE_VA + STUB_SYSCALL;
+        if (in_user(x->to) && in_user(x->from))
+            r[nu++] = *x;
+        else if (in_user(x->to) && (x->from == LBL(user_enter_iretq) || x->from == LBL(isr_iretq)))
+            ret++;
+        else if (in_user(x->to))
+            ok &= CHECK(false, "record %zu %#lx -> %#lx: into user code from nowhere known", i,
+                        x->from, x->to);
+        else if (in_user(x->from) && x->to == trap_stub_address(VEC_PMI))
+            pmi_in++;
+        else if (in_user(x->from))
+            code[nk++] = *x;
+        else if (!way)
+            handler++;
     }
-    if (m == BTS_ALWAYS)
-        ok &= CHECK(seen == returns, "%lu kernel-to-user returns recorded, expected %lu", seen,
+    if (kernel) {
+        ok &= exp_match(code, nk, kin);
+        ok &= CHECK(pmi_in <= pmis, "%lu PMI entries for %lu PMIs", pmi_in, pmis);
+        uint64_t max = b->handler_records ? b->handler_records_max * (returns + 1) : 0;
+        ok &= CHECK(handler <= max, "%lu handler records, at most %lu (%s)", handler, max, b->name);
+    } else {
+        ok &= CHECK(nk == 0 && pmi_in == 0 && handler == 0,
+                    "%zu, %lu and %lu records landing at CPL 0 with only CPL 3 recorded", nk,
+                    pmi_in, handler);
+    }
+    if (!user) {
+        ok &= CHECK(nu == 0 && ret == 0, "%zu and %lu records landing at CPL 3 with only CPL 0", nu,
+                    ret);
+        return ok;
+    }
+    enum bts_maybe m = kernel ? BTS_ALWAYS : bts_profile()->offos_user_returns;
+    if (m == BTS_ALWAYS && b->interrupt_records_exact)
+        ok &= CHECK(ret == returns, "%lu kernel-to-user returns recorded, expected %lu", ret,
                     returns);
     else
-        ok &= CHECK(seen <= (m == BTS_NEVER ? 0 : returns),
-                    "%lu kernel-to-user returns recorded, %lu happened (%s)", seen, returns,
-                    bts_profile()->name);
-    return ok & exp_match(r, k, e);
+        ok &=
+            CHECK(ret <= (m == BTS_NEVER ? 0 : returns),
+                  "%lu kernel-to-user returns recorded, %lu happened (%s)", ret, returns, b->name);
+    return ok & exp_match(r, nu, u);
 }
 
 /* Whether a far return at CPL 3 works here. QEMU's TCG pops the far return's stack with
@@ -625,7 +666,7 @@ static bool user_lret_works(void)
     return status == 0;
 }
 
-TEST(rand, user, "random user-mode programs in a user task, user transfers recorded", 60000)
+TEST(rand, user, "random user-mode programs in a user task under each CPL filter", 60000)
 {
     if (!bts_require())
         return;
@@ -645,26 +686,33 @@ TEST(rand, user, "random user-mode programs in a user task, user transfers recor
         memset(image, 0xCC, off);
         memcpy(image + off, stage, par.size);
         uint64_t back = user_stub(prog.entry);
-        /* The records from user code: the stub's call, the program's transfers but its
-         * faults (whose entries land at CPL 0, filtered out), the return to the stub. */
-        struct expect e;
+        /* The records within user code: the stub's call, the program's transfers but its
+         * faults, the return to the stub; and those into the kernel: the faults' entries, the
+         * exit's SYSCALL. The CPL filter rotates: CPL 3, CPL 0, both. */
+        static const unsigned cpls[] = {BTS_CPL_USER, BTS_CPL_KERNEL,
+                                        BTS_CPL_USER | BTS_CPL_KERNEL};
+        unsigned cpl = cpls[i % 3];
+        struct expect e, kin;
         exp_init(&e, want, REC_CAP);
+        exp_init(&kin, code_want, REC_CAP);
         exp_add(&e, USER_CODE_VA, prog.entry);
         bool cond_next = bts_profile()->cond_next_recorded;
         uint64_t traps = 0;
         for (uint32_t k = 0; k < prog.nxfer; k++) {
             const struct rp_transfer *t = &prog.xfer[k];
-            if (t->cls == RP_C_UD || t->cls == RP_C_PF)
+            if (t->cls == RP_C_UD || t->cls == RP_C_PF) {
                 traps++;
-            else if (!(t->next && is_conditional(t->cls) && !cond_next)) {
+                exp_add(&kin, t->from, trap_stub_address(t->vector));
+            } else if (!(t->next && is_conditional(t->cls) && !cond_next)) {
                 exp_add(&e, t->from, t->to == RP_RETURN ? back : t->to);
             }
         }
+        exp_add(&kin, USER_CODE_VA + STUB_SYSCALL, LBL(syscall_entry));
         if (!CHECK(!e.overflow, "seed %#lx index %lu: over %u records", set, i, REC_CAP))
             break;
         struct bts_trace *tr = kzalloc(sizeof(*tr));
         struct bts_config cfg =
-            cfg_interrupt(512, 0, REC_CAP, BTS_POLICY_STOP, BTS_EVENTS_BRANCHES, BTS_CPL_USER);
+            cfg_interrupt(512, 0, REC_CAP, BTS_POLICY_STOP, BTS_EVENTS_BRANCHES, cpl);
         int err = tr ? bts_configure(tr, &cfg) : E_NOMEM;
         if (!CHECK(err == 0, "trace: %s", err_name(err))) {
             kfree(tr);
@@ -689,7 +737,11 @@ TEST(rand, user, "random user-mode programs in a user task, user transfers recor
         ok &= CHECK(n >= 0, "collect: %ld", n);
         if (ok) {
             records += (uint64_t)n;
-            ok = match_user(got, (size_t)n, &e, 1 + traps + st.pmis);
+            ok = match_cpl(got, (size_t)n, &e, &kin, 1 + traps + st.pmis, st.pmis, cpl);
+            if (!ok)
+                test_diag("rand.user: CPL filter %s", cpl == BTS_CPL_USER     ? "user"
+                                                      : cpl == BTS_CPL_KERNEL ? "kernel"
+                                                                              : "both");
         }
         if (!ok) {
             failed++;

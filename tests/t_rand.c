@@ -38,7 +38,7 @@
 #include "tests/test.h"
 #include "tests/usertest.h"
 
-#define RAND_PROGRAMS   72
+#define RAND_PROGRAMS   80
 #define RAND_SIZE       8192
 #define SIZE_MAX_K      16384
 #define XFER_CAP        8192

@@ -5,10 +5,10 @@
  * writes each program here with CR0.WP clear, interrupts off. int3 until then.
  */
 #include "boot/asm.h"
+#include "tests/rand_area.h"
 
     .section .text.traced.rand, "ax"
     .balign 4096
 DATA(rand_area)
-    .fill 32 * 1024, 1, 0xcc
+    .fill RAND_AREA_BYTES, 1, 0xcc
 END(rand_area)
-LABEL(rand_area_end)

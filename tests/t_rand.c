@@ -34,6 +34,7 @@
 #include "kernel/mem.h"
 #include "kernel/user.h"
 #include "sched/syscall.h"
+#include "tests/rand_area.h"
 #include "tests/randprog.h"
 #include "tests/test.h"
 #include "tests/usertest.h"
@@ -58,7 +59,7 @@ static bool programs_given, size_given;
 OPTION_U64("rand.programs", programs_opt, programs_given);
 OPTION_U64("rand.size", size_opt, size_given);
 
-extern const char rand_area[], rand_area_end[];
+extern const char rand_area[];
 
 static uint8_t stage[SIZE_MAX_K];
 static struct rp_transfer xfer[XFER_CAP];
@@ -84,15 +85,10 @@ static void text_write(void *dst, const void *src, size_t n)
     irq_restore(irq);
 }
 
+/* rand.size, which start() has checked. */
 static uint32_t prog_size(void)
 {
-    uint64_t room = (uint64_t)(rand_area_end - rand_area) - PAGE_OFFSET_MAX;
-    uint64_t s = size_opt;
-    if (s < RP_SIZE_MIN)
-        s = RP_SIZE_MIN;
-    if (s > SIZE_MAX_K)
-        s = SIZE_MAX_K;
-    return (uint32_t)(s > room ? room : s);
+    return (uint32_t)size_opt;
 }
 
 /* Programs start at varying offsets into a page so that they cross page boundaries at varying
@@ -284,7 +280,7 @@ static uint64_t set_seed(uint64_t salt)
 
 static uint64_t count(void)
 {
-    return test_volume(programs_opt ? programs_opt : 1);
+    return test_volume(programs_opt);
 }
 
 static void hist_line(uint64_t records)
@@ -299,18 +295,31 @@ static void hist_line(uint64_t records)
               prog_size(), records, buf);
 }
 
-static void start(void)
+/* Checks the options (a bad value fails the test: nothing is clamped) and installs the trap
+ * handlers. */
+static bool start(void)
 {
+    _Static_assert(SIZE_MAX_K + PAGE_OFFSET_MAX <= RAND_AREA_BYTES, "rand_area holds the largest");
+    if (size_opt < RP_SIZE_MIN || size_opt > SIZE_MAX_K) {
+        test_fail("rand.size=%lu: must be %u..%u", size_opt, RP_SIZE_MIN, SIZE_MAX_K);
+        return false;
+    }
+    if (programs_opt == 0) {
+        test_fail("rand.programs=0: no program to run");
+        return false;
+    }
     hist = (struct rp_hist){0};
     reports = 0;
     handlers_install();
+    return true;
 }
 
 TEST(rand, kernel, "random kernel-mode programs: each trace is the generator's list", 60000)
 {
     if (!bts_require())
         return;
-    start();
+    if (!start())
+        return;
     uint64_t set = set_seed(0x6b65726e), records = 0, failed = 0;
     for (uint64_t i = 0; i < count() && failed < 3; i++) {
         if (!load(set, i))
@@ -388,7 +397,8 @@ TEST(rand, interrupt, "random programs, small buffers: PMIs land inside them", 6
 {
     if (!bts_require())
         return;
-    start();
+    if (!start())
+        return;
     const struct bts_bounds *b = bts_bounds();
     uint64_t set = set_seed(0x696e7472), records = 0, failed = 0, pmis_total = 0;
     for (uint64_t i = 0; i < count() && failed < 3; i++) {
@@ -501,7 +511,8 @@ TEST(rand, timer, "random kernel-mode programs with timer ticks landing inside t
 {
     if (!bts_require())
         return;
-    start();
+    if (!start())
+        return;
     uint64_t set = set_seed(0x74696d65), records = 0, failed = 0, inside = 0;
     uint64_t programs = count() / CIRC_EVERY ? count() / CIRC_EVERY : 1;
     ticks = 0;
@@ -683,7 +694,8 @@ TEST(rand, user, "random user-mode programs in a user task under each CPL filter
         test_diag("rand.user: lretq left out: a far return at CPL 3 faults here (#PF with a "
                   "supervisor-mode error code at the LRETQ: QEMU TCG with SMAP does this)");
     }
-    start();
+    if (!start())
+        return;
     uint64_t set = set_seed(0x75736572), records = 0, failed = 0;
     for (uint64_t i = 0; i < count() && failed < 3; i++) {
         struct rp_params par = {.size = prog_size(), .mix = mix, .fault_addr = USER_FAULT_ADDR};

@@ -1,5 +1,5 @@
 /*
- * rand.*: random programs (tests/randprog.c) run traced in kernel mode, each trace compared
+ * rand.*: random programs (tests/randprog.c) run traced, each trace compared
  * with the transfers the generator built the program to make: exactly under the model's exact
  * profile, within bts_bounds() otherwise (the trace_split() accounting the other suites use).
  * A program's int3 and int n go to handlers that return, its #UD and #PF to a handler that
@@ -10,17 +10,17 @@
  *                   CIRC_EVERY-th in a CIRC_SMALL-record one, which keeps the newest
  *   rand.interrupt  small hardware buffers drained by the threshold interrupt, so that PMIs
  *                   land inside the programs
- *   rand.timer      rand.kernel's programs with the LAPIC timer firing every TIMER_US: each
+ *   rand.timer      a quarter as many, with a software timer firing every TIMER_US: each
  *                   tick inside a program is its entry record and the IRETQ back to the very
  *                   instruction it interrupted
- *   rand.user       the user mix (no int3/int n) in a user task at CPL 3, user transfers
- *                   recorded (BTS_OFF_OS): #UD and #PF resumed by the same handler
+ *   rand.user       the user mix (no int3/int n) in a user task at CPL 3, the CPL filter
+ *                   rotating (user, kernel, both): #UD and #PF resumed by the same handler
  *
  * Options: rand.programs=N programs per test (default RAND_PROGRAMS, scaled by volume=),
- * rand.size=BYTES each program's buffer (default RAND_SIZE). Programs are drawn from seed=:
- * program i of a test is index i of the set (seed ^ the test's salt). A failure prints the
- * seed and index, the first differing record with its neighbours, and the program's bytes in
- * the lines tools/btsx-rand reads back (build/btsx-rand --log LOG).
+ * rand.size=BYTES each program's buffer (default RAND_SIZE); a value out of range fails. Programs
+ * are drawn from seed=: program i of a test is index i of the set (seed ^ the test's salt). A
+ * failure prints the seed and index, the first differing record with its neighbours, and the
+ * program's bytes in the lines tools/btsx-rand reads back (build/btsx-rand --log LOG).
  */
 #include "ds/bts.h"
 #include "kernel/cmdline.h"
@@ -29,11 +29,11 @@
 #include "kernel/string.h"
 #include "kernel/timer.h"
 #include "kernel/trap.h"
-#include "tests/btscheck.h"
 #include "kernel/errno.h"
 #include "kernel/mem.h"
 #include "kernel/user.h"
 #include "sched/syscall.h"
+#include "tests/btscheck.h"
 #include "tests/rand_area.h"
 #include "tests/randprog.h"
 #include "tests/test.h"
@@ -48,7 +48,7 @@
 #define HW_SMALL        64     /* rand.interrupt: a PMI every few dozen records */
 #define THRESH_SMALL    40     /* headroom for any skid the profiles allow (as ds.pmi_count) */
 #define REPORTS_MAX     1      /* programs whose bytes a test prints */
-#define TIMER_US        400    /* rand.timer: a tick every so often, dozens inside each program */
+#define TIMER_US        400    /* rand.timer: about 15 ticks inside each program here */
 #define CIRC_EVERY      4      /* rand.kernel: every 4th program in a small circular buffer */
 #define CIRC_SMALL      100    /* records: less than almost any program's trace */
 #define PAGE_OFFSET_MAX 0x1000 /* prog_base() starts programs below this into rand_area */

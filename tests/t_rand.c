@@ -10,6 +10,8 @@
  *                   CIRC_EVERY-th in a CIRC_SMALL-record one, which keeps the newest
  *   rand.interrupt  small hardware buffers drained by the threshold interrupt, so that PMIs
  *                   land inside the programs
+ *   rand.stream     a quarter as many, SIZE_MAX_K bytes long, through the same small buffer
+ *                   and a STREAM_RING-record ring that the tracer drains whenever it fills
  *   rand.timer      a quarter as many, with a software timer firing every TIMER_US: each
  *                   tick inside a program is its entry record and the IRETQ back to the very
  *                   instruction it interrupted
@@ -49,6 +51,7 @@
 #define THRESH_SMALL    40     /* headroom for any skid the profiles allow (as ds.pmi_count) */
 #define REPORTS_MAX     1      /* programs whose bytes a test prints */
 #define TIMER_US        400    /* rand.timer: about 15 ticks inside each program here */
+#define STREAM_RING     96     /* rand.stream: records the ring holds before the tracer drains */
 #define CIRC_EVERY      4      /* rand.kernel: every 4th program in a small circular buffer */
 #define CIRC_SMALL      100    /* records: less than almost any program's trace */
 #define PAGE_OFFSET_MAX 0x1000 /* prog_base() starts programs below this into rand_area */
@@ -114,13 +117,11 @@ static bool build(uint64_t set, uint64_t idx, uint64_t base, const struct rp_par
     return true;
 }
 
-/* Builds program idx of the set and writes it into rand_area. */
-static bool load(uint64_t set, uint64_t idx)
+/* Builds program idx of the set, `size` bytes, and writes it into rand_area. */
+static bool load(uint64_t set, uint64_t idx, uint32_t size)
 {
-    struct rp_params par = {.size = prog_size(),
-                            .mix = RP_MIX_ALL,
-                            .fault_addr = FAULT_ADDR,
-                            .intn_vector = VEC_TEST_SOFTINT};
+    struct rp_params par = {
+        .size = size, .mix = RP_MIX_ALL, .fault_addr = FAULT_ADDR, .intn_vector = VEC_TEST_SOFTINT};
     uint64_t base = prog_base(idx);
     if (!build(set, idx, base, &par))
         return false;
@@ -283,7 +284,7 @@ static uint64_t count(void)
     return test_volume(programs_opt);
 }
 
-static void hist_line(uint64_t records)
+static void hist_line(uint64_t records, uint32_t size)
 {
     char buf[512];
     size_t n = 0;
@@ -292,7 +293,7 @@ static void hist_line(uint64_t records)
             n += (size_t)ksnprintf(buf + n, sizeof(buf) - n, " %s=%lu", rp_class_name(c),
                                    hist.made[c]);
     test_diag("rand: %lu programs of %u bytes, %lu records; transfers by class:%s", hist.programs,
-              prog_size(), records, buf);
+              size, records, buf);
 }
 
 /* Checks the options (a bad value fails the test: nothing is clamped) and installs the trap
@@ -322,7 +323,7 @@ TEST(rand, kernel, "random kernel-mode programs: each trace is the generator's l
         return;
     uint64_t set = set_seed(0x6b65726e), records = 0, failed = 0;
     for (uint64_t i = 0; i < count() && failed < 3; i++) {
-        if (!load(set, i))
+        if (!load(set, i, prog_size()))
             break;
         struct expect full, codes;
         exp_init(&full, want, REC_CAP);
@@ -368,7 +369,7 @@ TEST(rand, kernel, "random kernel-mode programs: each trace is the generator's l
         }
     }
     handlers_remove();
-    hist_line(records);
+    hist_line(records, prog_size());
 }
 
 /* Where the profile is not exact: the known code's records are the program's; each PMI adds
@@ -393,16 +394,28 @@ static bool within_bounds(int64_t k, uint64_t traps, const struct bts_status *st
     return ok;
 }
 
-TEST(rand, interrupt, "random programs, small buffers: PMIs land inside them", 60000)
+/* The stream policy's tracer: each time the ring is full, its records move on to got[]. */
+static size_t streamed;
+static int stream_out(struct bts_trace *t, void *arg)
 {
-    if (!bts_require())
-        return;
-    if (!start())
-        return;
+    (void)arg;
+    int64_t n = bts_drain_raw(t, got + streamed, REC_CAP - streamed);
+    if (n < 0)
+        return (int)n;
+    streamed += (size_t)n;
+    return 0;
+}
+
+/* n programs of `size` bytes through a HW_SMALL-record buffer with its threshold at
+ * THRESH_SMALL, drained into a ring of `ring` records under `policy` (with stream, the ring
+ * passes its records on to got[] whenever it fills). */
+static void small_buffers(uint64_t salt, uint64_t n, uint32_t size, enum bts_policy policy,
+                          uint32_t ring)
+{
     const struct bts_bounds *b = bts_bounds();
-    uint64_t set = set_seed(0x696e7472), records = 0, failed = 0, pmis_total = 0;
-    for (uint64_t i = 0; i < count() && failed < 3; i++) {
-        if (!load(set, i))
+    uint64_t set = set_seed(salt), records = 0, failed = 0, pmis_total = 0, waits = 0;
+    for (uint64_t i = 0; i < n && failed < 3; i++) {
+        if (!load(set, i, size))
             break;
         struct expect full, codes, with_pmis;
         exp_init(&full, plain, REC_CAP);
@@ -416,21 +429,30 @@ TEST(rand, interrupt, "random programs, small buffers: PMIs land inside them", 6
             pmis = expect_pmis(&full, &with_pmis, HW_SMALL, THRESH_SMALL);
         if (!CHECK(!with_pmis.overflow, "seed %#lx index %lu: over %u records", set, i, REC_CAP))
             break;
-        struct bts_config cfg = cfg_interrupt(HW_SMALL, THRESH_SMALL, REC_CAP, BTS_POLICY_STOP,
+        struct bts_config cfg = cfg_interrupt(HW_SMALL, THRESH_SMALL, ring, policy,
                                               BTS_EVENTS_BRANCHES, BTS_CPL_KERNEL);
         struct bts_trace t;
         if (!trace_setup(&t, &cfg))
             break;
+        streamed = 0;
+        if (policy == BTS_POLICY_STREAM)
+            bts_set_callbacks(&t, stream_out, NULL, NULL);
         int err = bts_run(&t, (void (*)(void *))prog.entry, NULL);
+        /* The tracer's last drain, as ds.stream's: what the hardware buffer still holds too
+         * (an NMI-delivered PMI leaves its records there rather than wait for the tracer). */
+        if (policy == BTS_POLICY_STREAM && err == 0)
+            err = stream_out(&t, NULL);
         struct bts_status st;
         bts_status(&t, &st);
-        int64_t k = trace_collect(&t, got, REC_CAP);
+        int64_t k = trace_collect(&t, got + streamed, REC_CAP - streamed);
         trace_teardown(&t);
         bool ok = CHECK(err == 0 && k >= 0, "bts_run %d, collect %ld", err, k);
         ok &= CHECK(st.lost == 0 && !st.overflowed, "records lost: %lu", st.lost);
         if (ok) {
+            k += (int64_t)streamed;
             records += (uint64_t)k;
             pmis_total += st.pmis;
+            waits += st.stream_waits;
             if (b->interrupt_records_exact) {
                 ok &= CHECK(st.pmis == pmis, "%lu PMIs, expected %lu", st.pmis, pmis);
                 ok &= exp_match(got, (size_t)k, &with_pmis);
@@ -443,9 +465,25 @@ TEST(rand, interrupt, "random programs, small buffers: PMIs land inside them", 6
             report();
         }
     }
+    hist_line(records, size);
+    test_diag("rand: %lu PMIs inside the programs, %lu tracer drains", pmis_total, waits);
+}
+
+TEST(rand, interrupt, "random programs, small buffers: PMIs land inside them", 60000)
+{
+    if (!bts_require() || !start())
+        return;
+    small_buffers(0x696e7472, count(), prog_size(), BTS_POLICY_STOP, REC_CAP);
     handlers_remove();
-    hist_line(records);
-    test_diag("rand: %lu PMIs inside the programs", pmis_total);
+}
+
+TEST(rand, stream, "long random programs streamed through a small ring, none lost", 60000)
+{
+    if (!bts_require() || !start())
+        return;
+    small_buffers(0x73747265, count() / CIRC_EVERY ? count() / CIRC_EVERY : 1, SIZE_MAX_K,
+                  BTS_POLICY_STREAM, STREAM_RING);
+    handlers_remove();
 }
 
 /* ------------------------------------------------------------------ timer ticks */
@@ -521,7 +559,7 @@ TEST(rand, timer, "random kernel-mode programs with timer ticks landing inside t
     if (!CHECK(id >= 0, "no timer slot: %d", id))
         programs = 0;
     for (uint64_t i = 0; i < programs && failed < 3; i++) {
-        if (!load(set, i))
+        if (!load(set, i, prog_size()))
             break;
         struct expect full, codes;
         exp_init(&full, want, REC_CAP);
@@ -563,7 +601,7 @@ TEST(rand, timer, "random kernel-mode programs with timer ticks landing inside t
     ticking = false;
     timer_cancel(id);
     handlers_remove();
-    hist_line(records);
+    hist_line(records, prog_size());
     test_diag("rand: %lu timer ticks inside the traces (%lu in all)", inside, ticks);
     CHECK(programs == 0 || inside > 0, "no tick landed inside a traced program");
 }
@@ -768,5 +806,5 @@ TEST(rand, user, "random user-mode programs in a user task under each CPL filter
         }
     }
     handlers_remove();
-    hist_line(records);
+    hist_line(records, prog_size());
 }

@@ -160,7 +160,7 @@ kernel-check: all
 	$(RUNNER) --config $(CONFIGS) -j 2 --junit $(B)/junit.xml $(BOCHS_QUICK)
 
 # The hardware path under the model (model=hw): the suites may rely only on the hardware profile.
-HW_TESTS = tests=bts.*,ds.*,bts.task.*,char.*
+HW_TESTS = tests=bts.*,ds.*,bts.task.*,char.*,rand.*
 HW_HEADER = --expect-header 'profile=hw (pmi_skid_max=8 *'
 
 # The framework's self-test and the runs that cover one option or machine each: independent

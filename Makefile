@@ -144,7 +144,8 @@ tools-check:
 	$(PYTHON) -m unittest discover -s tools -p 'test_*.py'
 
 # The Python tools: the btsx package, its launchers and their tests (setup.cfg configures both).
-PY_TOOLS := tools/btsx tools/btsx-run tools/btsx-trace tools/btsx-char tools/btsx-mutate tools/bench.py \
+PY_TOOLS := tools/btsx tools/btsx-run tools/btsx-trace tools/btsx-char tools/btsx-mutate tools/btsx-lava \
+            tools/bench.py \
             $(sort $(wildcard tools/test_*.py))
 lint:
 	@command -v mypy >/dev/null && command -v flake8 >/dev/null || $(MAKE) deps

@@ -35,8 +35,8 @@ FIXUP = {"ok": "pass", "not ok": "fail", "SKIP": "skip"}
 # The end: every verdict the kernel prints, NO TESTS RUN included (a bad command line still
 # ends the document; without it the monitor would wait for its timeout).
 END = r"# verdict: (?:PASS|FAIL|NO TESTS RUN)"
-MONITOR = {"name": "btsx", "start": ktap.HEADER, "end": END, "pattern": PATTERN,
-           "fixupdict": FIXUP}
+MONITOR: dict[str, object] = {"name": "btsx", "start": ktap.HEADER, "end": END,
+                              "pattern": PATTERN, "fixupdict": FIXUP}
 LAVA_OUTCOME = {"pass": "pass", "skip": "skip", "fail": "fail", "timeout": "fail"}
 
 # Seconds the test action allows a suite under QEMU TCG (a real machine takes a fraction):
@@ -60,14 +60,15 @@ def selected_suites(cmdline: str) -> list[str]:
     suites = [s for s in SUITE_SECONDS if s != "selftest" or opts.get("selftest") == "1"]
     if "tests" not in opts:
         return suites
-    prefixes = [re.split(r"[*?]", glob)[0] for glob in opts["tests"].split(",") if glob]
-    chosen = []
-    for suite in suites:
-        names = suite + "."
-        # A glob reaches a suite if its fixed prefix and the suite's names can start alike.
-        if any(names.startswith(p) or p.startswith(names) for p in prefixes):
-            chosen.append(suite)
-    return chosen
+    chosen: set[str] = set()
+    for glob in filter(None, opts["tests"].split(",")):
+        prefix = re.split(r"[*?]", glob)[0]
+        # A prefix inside a suite's names picks that suite (the longest: bts.task.* is not
+        # bts), and every suite whose names all start with it (bts.* picks bts.task too).
+        inside = [s for s in suites if prefix.startswith(s + ".")]
+        chosen.update([max(inside, key=len)] if inside else [])
+        chosen.update(s for s in suites if (s + ".").startswith(prefix))
+    return [s for s in suites if s in chosen]
 
 
 def test_seconds(cmdline: str) -> int:
@@ -235,24 +236,24 @@ SAMPLE_URLS = {"kernel": "http://images.example/btsx32.elf", "iso": "http://imag
                "ovmf_code": "file:///usr/share/OVMF/OVMF_CODE_4M.fd",
                "ovmf_vars": "file:///usr/share/OVMF/OVMF_VARS_4M.fd"}
 # Which images each template takes; the GRUB one is checked with either.
-TEMPLATE_IMAGES = {"qemu-direct": [("kernel",)], "qemu-bios": [("iso",)],
-                   "qemu-uefi": [("iso", "ovmf_code", "ovmf_vars")],
-                   "baremetal-ipxe": [("kernel",)], "baremetal-grub": [("kernel",), ("iso",)]}
+TEMPLATE_IMAGES: dict[str, list[tuple[str, ...]]] = {
+    "qemu-direct": [("kernel",)], "qemu-bios": [("iso",)],
+    "qemu-uefi": [("iso", "ovmf_code", "ovmf_vars")],
+    "baremetal-ipxe": [("kernel",)], "baremetal-grub": [("kernel",), ("iso",)]}
 
 
 def validate(lava_dir: Path, cmdline: str, extra_jobs: Sequence[Path]) -> list[str]:
     """Problems of every device dictionary, every template rendered with each image it takes,
     and the given rendered jobs, by lava_common's schemas (jobs strictly). Needs
     lava-dispatcher's Python modules (Debian installs them for /usr/bin/python3)."""
-    import yaml     # type: ignore[import-untyped,unused-ignore]
-    from lava_common.schemas import device as device_schema     # type: ignore[import-not-found,unused-ignore]
-    from lava_common.schemas import validate as job_schema  # type: ignore[import-not-found,unused-ignore]
+    import yaml
+    from lava_common.schemas import device as device_schema, validate as job_schema  # type: ignore[import]
 
     problems = []
     templates = sorted((lava_dir / "jobs").glob("*.yaml"))
-    for path in sorted(set(TEMPLATE_IMAGES) ^ {t.stem for t in templates}):
-        problems.append(f"lava/jobs/{path}.yaml: " + ("no such template" if path in TEMPLATE_IMAGES
-                                                     else "a template btsx-lava does not know"))
+    for stem in sorted(set(TEMPLATE_IMAGES) ^ {t.stem for t in templates}):
+        why = "no such template" if stem in TEMPLATE_IMAGES else "a template btsx-lava does not know"
+        problems.append(f"{lava_dir}/jobs/{stem}.yaml: {why}")
     jobs: list[tuple[str, str]] = []
     for path in templates:
         for images in TEMPLATE_IMAGES.get(path.stem, []):
@@ -268,11 +269,11 @@ def validate(lava_dir: Path, cmdline: str, extra_jobs: Sequence[Path]) -> list[s
             job_schema(yaml.safe_load(text), strict=True)
         except Exception as e:      # voluptuous and yaml errors alike
             problems.append(f"{name}: {e}")
-    for path in sorted((lava_dir / "devices").glob("*.yaml")):
+    for dev in sorted((lava_dir / "devices").glob("*.yaml")):
         try:
-            device_schema.validate(yaml.safe_load(path.read_text()))
+            device_schema.validate(yaml.safe_load(dev.read_text()))
         except Exception as e:
-            problems.append(f"{path}: {e}")
+            problems.append(f"{dev}: {e}")
     return problems
 
 
@@ -355,4 +356,3 @@ def _results(p: argparse.ArgumentParser, logs: Iterable[str], junit: str | None,
     if junit:
         runner.write_junit(Path(junit), runs, expect)
     return runner.report(runs, expect)
-

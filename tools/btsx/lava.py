@@ -8,6 +8,7 @@ totals line and JUnit XML as btsx-run, with its exit codes (0 good, 1 not, 2 usa
 """
 
 import argparse
+import difflib
 import json
 import re
 import string
@@ -189,26 +190,33 @@ def parse_log(text: str) -> LavaLog:
 def compare(cases: Sequence[Mapping[str, object]], rep: ktap.Report) -> list[str]:
     """Every way LAVA's test cases differ from the kernel's KTAP: one case per result, in
     order, with the result's exact name (LAVA keeps it in extra.test_case_id) and its outcome
-    as LAVA names it; as many cases as the plan."""
+    as LAVA names it; as many cases as the plan. The two name lists are aligned first, so
+    that a missing or extra case is named as such rather than shifting every later one."""
     problems = []
     if rep.plan is not None and len(cases) != rep.plan:
         problems.append(f"LAVA recorded {len(cases)} test case(s), the plan is 1..{rep.plan}")
-    for i in range(max(len(cases), len(rep.results))):
-        case = cases[i] if i < len(cases) else None
-        res = rep.results[i] if i < len(rep.results) else None
-        extra = case.get("extra") if case else None
-        name = extra.get("test_case_id") if isinstance(extra, dict) else None
-        if case is None and res is not None:
-            problems.append(f"LAVA has no test case for result {res.number} {res.name}")
-        elif res is None:
-            problems.append(f"LAVA test case {name!r} ({case and case.get('result')}) "
+    names = []
+    for case in cases:
+        extra = case.get("extra")
+        names.append(str(extra.get("test_case_id")) if isinstance(extra, dict) else "")
+    ours = [r.name for r in rep.results]
+    matcher = difflib.SequenceMatcher(a=names, b=ours, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            for case, res in zip(cases[i1:i2], rep.results[j1:j2]):
+                if case.get("result") != LAVA_OUTCOME[res.outcome]:
+                    problems.append(f"LAVA records {res.name} as {case.get('result')}, KTAP as "
+                                    f"{res.outcome} (LAVA: {LAVA_OUTCOME[res.outcome]})")
+            continue
+        paired = min(i2 - i1, j2 - j1)
+        for i, j in zip(range(i1, i1 + paired), range(j1, j1 + paired)):
+            problems.append(f"LAVA test case {i + 1} is named {names[i]!r}, KTAP result "
+                            f"{rep.results[j].number} {ours[j]!r}")
+        for i in range(i1 + paired, i2):
+            problems.append(f"LAVA test case {i + 1} {names[i]!r} ({cases[i].get('result')}) "
                             "has no KTAP result")
-        elif name != res.name:
-            problems.append(f"LAVA test case {i + 1} is named {name!r}, KTAP result "
-                            f"{res.number} {res.name!r}")
-        elif case and case.get("result") != LAVA_OUTCOME[res.outcome]:
-            problems.append(f"LAVA records {res.name} as {case.get('result')}, KTAP as "
-                            f"{res.outcome} (LAVA: {LAVA_OUTCOME[res.outcome]})")
+        for j in range(j1 + paired, j2):
+            problems.append(f"LAVA has no test case for result {rep.results[j].number} {ours[j]}")
     return problems
 
 

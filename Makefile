@@ -269,7 +269,7 @@ LAVA      := $(PYTHON) tools/btsx-lava
 # The default suite (every test) on the direct boot, a few suites on each ISO boot, and the
 # framework's self-test: about a minute and a half of lava-run under TCG.
 LAVA_QEMU_JOBS := direct bios uefi selftest
-LAVA_BAREMETAL := baremetal-ipxe baremetal-grub-iso
+LAVA_BAREMETAL := baremetal-grub-kernel baremetal-grub-iso
 
 lava-install:
 	@if command -v lava-run >/dev/null; then exit 0; fi; \
@@ -296,8 +296,8 @@ lava: all lava-install
 	    --image ovmf_vars=file://$(LAVA_OVMF)/OVMF_VARS_4M.fd -o $(LAVA_OUT)/uefi.yaml
 	$(LAVA) render lava/jobs/qemu-direct.yaml --append 'selftest=1 tests=boot.*,selftest.*' \
 	    --image kernel=$(LAVA_IMG)/btsx32.elf -o $(LAVA_OUT)/selftest.yaml
-	$(LAVA) render lava/jobs/baremetal-ipxe.yaml --append 'tests=char.*,bts.*,ds.*' \
-	    --image kernel=$(LAVA_IMG)/btsx32.elf -o $(LAVA_OUT)/baremetal-ipxe.yaml
+	$(LAVA) render lava/jobs/baremetal-grub.yaml --append 'tests=char.*,bts.*,ds.*' \
+	    --image kernel=$(LAVA_IMG)/btsx.elf -o $(LAVA_OUT)/baremetal-grub-kernel.yaml
 	$(LAVA) render lava/jobs/baremetal-grub.yaml --append 'tests=char.*,bts.*,ds.*' \
 	    --image iso=$(LAVA_IMG)/btsx.iso -o $(LAVA_OUT)/baremetal-grub-iso.yaml
 	$(LAVA_PY) tools/btsx-lava validate $(patsubst %,$(LAVA_OUT)/%.yaml,$(LAVA_QEMU_JOBS) $(LAVA_BAREMETAL))

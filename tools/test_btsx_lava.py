@@ -192,12 +192,13 @@ class Render(unittest.TestCase):
 
     def test_grub_commands(self) -> None:
         iso = lava.values("g", "tests=bts.*", {"iso": "http://h/btsx.iso"}, "")
+        text_mode = 'if [ "$grub_platform" = "pc" ]; then set gfxpayload=text; fi'
         self.assertEqual(iso["grub_commands"], [
-            "net_bootp", "loopback iso (tftp,{SERVER_IP})/{KERNEL}",
-            "multiboot2 (iso)/boot/btsx.elf tests=bts.*", "boot"])
+            "net_bootp", "loopback iso (tftp,{SERVER_IP})/{KERNEL}", "set root=(iso)", text_mode,
+            "multiboot2 /boot/btsx.elf tests=bts.*", "boot"])
         kernel = lava.values("g", "", {"kernel": "http://h/btsx.elf"}, "")
-        self.assertEqual(kernel["grub_commands"],
-                         ["net_bootp", "multiboot2 (tftp,{SERVER_IP})/{KERNEL}", "boot"])
+        self.assertEqual(kernel["grub_commands"], [
+            "net_bootp", "set root=(tftp,{SERVER_IP})", text_mode, "multiboot2 /{KERNEL}", "boot"])
 
     def test_suites_and_timeouts(self) -> None:
         self.assertEqual(lava.selected_suites("tests=bts.*"), ["bts", "bts.task"])

@@ -95,21 +95,24 @@ def values(template: str, cmdline: str, urls: Mapping[str, str], job_name: str) 
         "monitors": [MONITOR],
         "kernel_arg": "-kernel {kernel}" + append,
         "iso_arg": "-cdrom {iso}" + fwcfg,
-        # iPXE's and GRUB's lines take the options after the image; {SERVER_IP} and {KERNEL}
-        # are LAVA's (the TFTP server and the deployed file's path on it).
-        "ipxe_kernel": f"kernel tftp://{{SERVER_IP}}/{{KERNEL}} {cmdline}".rstrip(),
     }
-    # GRUB boots the kernel or the ISO's kernel, whichever image was given.
+    # GRUB boots the kernel or the ISO's kernel, whichever image was given. {SERVER_IP} and
+    # {KERNEL} are LAVA's: the TFTP server and the deployed file's path on it. GRUB passes the
+    # image's path as the command line's first word, which the kernel skips only when it
+    # starts with '/' (kernel/cmdline.c): so the root is set first and the path is absolute.
+    # BIOS keeps VGA text mode, as grub.cfg's entries do (the kernel writes 0xB8000).
     if ("kernel" in urls) != ("iso" in urls):
+        text_mode = 'if [ "$grub_platform" = "pc" ]; then set gfxpayload=text; fi'
         multiboot = f"multiboot2 {{path}} {cmdline}".rstrip()
         if "iso" in urls:
             vals["grub_image_url"] = urls["iso"]
             vals["grub_commands"] = ["net_bootp", "loopback iso (tftp,{SERVER_IP})/{KERNEL}",
-                                     multiboot.format(path="(iso)/boot/btsx.elf"), "boot"]
+                                     "set root=(iso)", text_mode,
+                                     multiboot.format(path="/boot/btsx.elf"), "boot"]
         else:
             vals["grub_image_url"] = urls["kernel"]
-            vals["grub_commands"] = ["net_bootp",
-                                     multiboot.format(path="(tftp,{SERVER_IP})/{KERNEL}"), "boot"]
+            vals["grub_commands"] = ["net_bootp", "set root=(tftp,{SERVER_IP})", text_mode,
+                                     multiboot.format(path="/{KERNEL}"), "boot"]
     vals.update({f"{k}_url": v for k, v in urls.items()})
     return vals
 
@@ -247,7 +250,7 @@ SAMPLE_URLS = {"kernel": "http://images.example/btsx32.elf", "iso": "http://imag
 TEMPLATE_IMAGES: dict[str, list[tuple[str, ...]]] = {
     "qemu-direct": [("kernel",)], "qemu-bios": [("iso",)],
     "qemu-uefi": [("iso", "ovmf_code", "ovmf_vars")],
-    "baremetal-ipxe": [("kernel",)], "baremetal-grub": [("kernel",), ("iso",)]}
+    "baremetal-grub": [("kernel",), ("iso",)]}
 
 
 def validate(lava_dir: Path, cmdline: str, extra_jobs: Sequence[Path]) -> list[str]:

@@ -7,6 +7,8 @@
 #   make lint     mypy --strict and flake8 over the Python tools (tools/btsx and its launchers)
 #   make mutate   the faults of tools/mutants.txt, one at a time: the kernel suites must catch each
 #   make deps     install what is missing (Debian packages)
+#   make lava     the QEMU jobs of lava/ run by LAVA's own dispatcher (lava-run, as root): LAVA's
+#                 test cases must be the kernel's KTAP results, case for case
 
 CROSS_COMPILE ?=
 ifeq ($(origin CC),default)
@@ -43,7 +45,7 @@ KOBJ := $(patsubst %,$(B)/k/%.o,$(KSRC)) $(B)/k/font.o
 FONT := /usr/share/consolefonts/Lat15-Terminus16.psf.gz
 
 .PHONY: all kernel iso run check unit kernel-check selftest x2apic-check bench deps clean \
-        tools-check lint clang-build format mutate
+        tools-check lint clang-build format mutate lava lava-install lava-validate lava-check
 all: kernel iso
 
 kernel: $(B)/btsx.elf $(B)/btsx32.elf
@@ -144,7 +146,8 @@ tools-check:
 	$(PYTHON) -m unittest discover -s tools -p 'test_*.py'
 
 # The Python tools: the btsx package, its launchers and their tests (setup.cfg configures both).
-PY_TOOLS := tools/btsx tools/btsx-run tools/btsx-trace tools/btsx-char tools/btsx-mutate tools/bench.py \
+PY_TOOLS := tools/btsx tools/btsx-run tools/btsx-trace tools/btsx-char tools/btsx-mutate tools/btsx-lava \
+            tools/bench.py \
             $(sort $(wildcard tools/test_*.py))
 lint:
 	@command -v mypy >/dev/null && command -v flake8 >/dev/null || $(MAKE) deps
@@ -251,6 +254,90 @@ st-x2apic-nmi:
 mutate: kernel
 	$(PYTHON) tools/btsx-mutate --build $(B) --accel $(ACCEL)
 
+# ------------------------------------------------------------------- LAVA
+# lava/ holds the job templates and device dictionaries a LAVA lab needs (README, "Running
+# btsx in a LAVA lab"). make lava renders the QEMU jobs and the bare-metal ones, validates
+# every file with lava_common's schemas (jobs strictly), runs the QEMU jobs with lava-run,
+# and judges the logs with tools/btsx-lava: LAVA's test cases must be the kernel's KTAP results
+# (names, outcomes, one per planned test), the self-test job's exactly its deliberate failures.
+# lava-run runs as root only; Debian installs lava_common for /usr/bin/python3.
+LAVA_OUT  := $(B)/lava
+LAVA_PY   := /usr/bin/python3
+LAVA_IMG  := file://$(abspath $(B))
+LAVA_OVMF := /usr/share/OVMF
+LAVA      := $(PYTHON) tools/btsx-lava
+# The default suite (every test) on the direct boot, a few suites on each ISO boot, and the
+# framework's self-test: about a minute and a half of lava-run under TCG.
+LAVA_QEMU_JOBS := direct bios uefi selftest
+LAVA_BAREMETAL := baremetal-grub-kernel baremetal-grub-iso
+
+lava-install:
+	@if command -v lava-run >/dev/null; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+	    echo "lava: installing lava-dispatcher"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lava-dispatcher; \
+	else \
+	    echo "lava: lava-dispatcher is not installed; run:"; \
+	    echo "  sudo apt-get install -y lava-dispatcher"; exit 1; \
+	fi
+
+# Every template rendered and checked, and every device dictionary (no lava-run, no root).
+lava-validate:
+	$(LAVA_PY) tools/btsx-lava validate
+
+lava: all lava-install
+	@rm -rf $(LAVA_OUT) && mkdir -p $(LAVA_OUT)
+	$(LAVA) render lava/jobs/qemu-direct.yaml --image kernel=$(LAVA_IMG)/btsx32.elf \
+	    -o $(LAVA_OUT)/direct.yaml
+	$(LAVA) render lava/jobs/qemu-bios.yaml --append 'tests=boot.*,cmdline.*' \
+	    --image iso=$(LAVA_IMG)/btsx.iso -o $(LAVA_OUT)/bios.yaml
+	$(LAVA) render lava/jobs/qemu-uefi.yaml --append 'tests=boot.*,paging.*' \
+	    --image iso=$(LAVA_IMG)/btsx.iso --image ovmf_code=file://$(LAVA_OVMF)/OVMF_CODE_4M.fd \
+	    --image ovmf_vars=file://$(LAVA_OVMF)/OVMF_VARS_4M.fd -o $(LAVA_OUT)/uefi.yaml
+	$(LAVA) render lava/jobs/qemu-direct.yaml --append 'selftest=1 tests=boot.*,selftest.*' \
+	    --image kernel=$(LAVA_IMG)/btsx32.elf -o $(LAVA_OUT)/selftest.yaml
+	$(LAVA) render lava/jobs/baremetal-grub.yaml --append 'tests=char.*,bts.*,ds.*' \
+	    --image kernel=$(LAVA_IMG)/btsx.elf -o $(LAVA_OUT)/baremetal-grub-kernel.yaml
+	$(LAVA) render lava/jobs/baremetal-grub.yaml --append 'tests=char.*,bts.*,ds.*' \
+	    --image iso=$(LAVA_IMG)/btsx.iso -o $(LAVA_OUT)/baremetal-grub-iso.yaml
+	$(LAVA_PY) tools/btsx-lava validate $(patsubst %,$(LAVA_OUT)/%.yaml,$(LAVA_QEMU_JOBS) $(LAVA_BAREMETAL))
+	@# The dispatcher's own dry run of the bare-metal jobs against the x86 device dictionary.
+	$(Q)set -e; for j in $(LAVA_BAREMETAL); do \
+	    lava-run --validate --device lava/devices/x86-btsx.yaml --dispatcher lava/dispatcher.yaml \
+	        --job-id btsx-$$j-$$$$ --output-dir $(LAVA_OUT)/$$j $(LAVA_OUT)/$$j.yaml \
+	        > $(LAVA_OUT)/$$j.log 2>&1 || { echo "lava: lava-run --validate $$j failed:"; \
+	        grep '"error_msg"' $(LAVA_OUT)/$$j.log; exit 1; }; \
+	    echo "  lava-run --validate $$j: ok"; done
+	@# Each job its own id: lava-run keeps its downloads under /var/lib/lava/dispatcher/tmp/ID.
+	$(Q)for j in $(LAVA_QEMU_JOBS); do \
+	    start=$$(date +%s); \
+	    lava-run --device lava/devices/qemu-btsx.yaml --dispatcher lava/dispatcher.yaml \
+	        --job-id btsx-$$j-$$$$ --output-dir $(LAVA_OUT)/$$j $(LAVA_OUT)/$$j.yaml \
+	        > $(LAVA_OUT)/$$j.log 2>&1; \
+	    echo "  lava-run $$j: exit $$?, $$(( $$(date +%s) - start )) s, log $(LAVA_OUT)/$$j.log"; done
+	@# Both judgements are printed before either fails the target.
+	$(Q)rc=0; echo "lava: the self-test job, its deliberate failures expected"; \
+	$(LAVA) results --junit $(LAVA_OUT)/junit-selftest.xml direct=$(LAVA_OUT)/selftest.log \
+	    --expect $(SELFTEST_EXPECT) || rc=1; \
+	echo "lava: the direct (every suite), bios and uefi jobs"; \
+	$(LAVA) results --junit $(LAVA_OUT)/junit.xml direct=$(LAVA_OUT)/direct.log \
+	    bios=$(LAVA_OUT)/bios.log uefi=$(LAVA_OUT)/uefi.log || rc=1; \
+	exit $$rc
+
+# make check's part: the templates always (where lava_common is, or can be, installed), the jobs
+# wherever lava-run can run them (as root: installed if missing); each skip says why.
+lava-check:
+	@if [ "$$(id -u)" = 0 ]; then \
+	    $(MAKE) --no-print-directory lava-install lava-validate lava; \
+	elif $(LAVA_PY) -c 'import lava_common' 2>/dev/null; then \
+	    $(MAKE) --no-print-directory lava-validate && \
+	    echo "lava: jobs not run: lava-run runs as root only (make lava as root runs them)"; \
+	else \
+	    echo "lava: templates not validated and jobs not run: lava-dispatcher is not installed"; \
+	    echo "      (its lava_common schemas validate the templates) and installing it needs root:"; \
+	    echo "      sudo apt-get install -y lava-dispatcher; sudo make lava"; \
+	fi
+
 # Both compilers must build the kernel: clang's build goes to its own folder.
 clang-build:
 	$(MAKE) --no-print-directory B=$(B)/clang CC=clang kernel
@@ -266,6 +353,7 @@ check: deps
 	$(MAKE) --no-print-directory tools-check
 	$(MAKE) --no-print-directory -j 2 --output-sync=target $(X2APIC_RUNS) $(SELFTEST_RUNS)
 	$(MAKE) --no-print-directory mutate
+	$(MAKE) --no-print-directory lava-check
 	$(MAKE) --no-print-directory kernel-check
 
 bench: all

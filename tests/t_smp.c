@@ -36,7 +36,7 @@ static void smp_header(void (*line)(const char *fmt, ...))
                                     c->apic_id, smp_state_name(c->state));
     }
     if (at)
-        line("cpus not up: %s", out);
+        line("offline: %s", out);
 }
 TEST_HEADER(smp_header);
 

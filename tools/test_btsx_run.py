@@ -445,6 +445,21 @@ class Commands(unittest.TestCase):
                     self.assertRaises(SystemExit):
                 runner.parse_args(bad)
 
+    def test_smp(self) -> None:
+        self.assertEqual(self.opts.smp, 1)
+        cmd = runner.qemu_command("direct", self.opts.files("direct"), "", "tcg")
+        self.assertEqual(cmd[cmd.index("-smp") + 1], "1")
+        opts = runner.parse_args(["--smp", "4", "--config", "direct,bios"])
+        self.assertEqual(opts.smp, 4)
+        cmd = runner.qemu_command("bios", opts.files("bios"), "", "tcg", smp=opts.smp)
+        self.assertEqual(cmd[cmd.index("-smp") + 1], "4")
+        self.assertEqual(runner.parse_args(["--smp", "1", "--config", "bochs"]).smp, 1)
+        for bad in (["--smp", "0"], ["--smp", "17"], ["--smp", "x"],
+                    ["--smp", "2", "--config", "direct,bochs-skylake"]):
+            with self.subTest(bad=bad), contextlib.redirect_stderr(io.StringIO()), \
+                    self.assertRaises(SystemExit):
+                runner.parse_args(bad)
+
     def test_iso_uses_fw_cfg_with_escaped_commas(self) -> None:
         cmd = runner.qemu_command("bios", self.p, "tests=a,b", "tcg")
         self.assertNotIn("-append", cmd)

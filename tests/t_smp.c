@@ -5,12 +5,16 @@
  * bootstrap CPU's own self-IPIs and self-NMIs stay with it. Every test skips on one CPU.
  */
 #include "kernel/apic.h"
+#include "kernel/errno.h"
+#include "kernel/paging.h"
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
 #include "kernel/smp.h"
 #include "kernel/string.h"
 #include "kernel/trap.h"
+#include "sched/sched.h"
 #include "tests/test.h"
+#include "tests/usertest.h"
 
 #define IDS_TEXT_MAX  160
 #define TIMER_US      2000
@@ -51,9 +55,20 @@ static bool need_aps(void)
 
 TEST(smp, online, "every CPU the MADT enables came up, or was left out by smp=", 0)
 {
-    if (!need_aps())
+    unsigned enabled = 0, up = 0, left = 0;
+    for (unsigned i = 0; i < smp_madt_count(); i++) {
+        const struct smp_cpu *c = smp_madt_cpu(i);
+        left += c->state == SMP_NOT_STARTED;
+        enabled += (c->flags & 1) && c->state != SMP_DUPLICATE;
+    }
+    /* Not need_aps(): an AP that failed to come up must fail this test, not skip it. */
+    if (enabled <= 1 || enabled == left + 1) {
+        test_skip("no other CPU to start (%u listed in the MADT, %u enabled, %u left out by "
+                  "smp=%s%s)",
+                  smp_madt_count(), enabled, left, smp_note()[0] ? "; " : "", smp_note());
         return;
-    unsigned enabled = 0, up = 0;
+    }
+    enabled = 0;
     for (unsigned i = 0; i < smp_madt_count(); i++) {
         const struct smp_cpu *c = smp_madt_cpu(i);
         if (!(c->flags & 1) || c->state == SMP_DUPLICATE)
@@ -244,5 +259,30 @@ TEST(smp, bad_option, "smp=0 and smp=x are refused as a bad command line", 0)
         while (*at && memcmp(at, "'smp'", 5) != 0)
             at++;
         CHECK(*at, "'%s': the message names no option: %s", bad[i], err);
+    }
+}
+
+extern const char uc_gs_start[], uc_gs_end[], uc_gs_load[];
+
+TEST(smp, user_gs, "a user task runs with its own GS base, 0, before and after a system call", 0)
+{
+    for (uint64_t after_syscall = 0; after_syscall < 2; after_syscall++) {
+        struct task *t = user_task("gs", USER_PROG(uc_gs), after_syscall, 0);
+        if (!t)
+            return;
+        task_wait(t);
+        if (CHECK(t->faulted, "no fault reading %%gs:0 (after a system call: %lu)",
+                  after_syscall)) {
+            CHECK(t->fault.vector == VEC_PF && t->fault.user &&
+                      t->fault.rip == UADDR(uc_gs, uc_gs_load),
+                  "vector %u user %d at %#lx", t->fault.vector, t->fault.user, t->fault.rip);
+            CHECK(t->fault.cr2 == 0 && !(t->fault.error_code & PF_ERR_P),
+                  "%%gs:0 read %#lx (error code %#lx), not address 0: a kernel GS base in user "
+                  "mode (after a system call: %lu)",
+                  t->fault.cr2, t->fault.error_code, after_syscall);
+        }
+        int status = 0;
+        task_join(t, &status);
+        CHECK(status == E_FAULT, "exit status %d", status);
     }
 }

@@ -50,14 +50,17 @@ LABEL(ap_trampoline_end)
 END(ap_trampoline)
 
 /* The kernel's code and data segments at the same selectors, and a 32-bit code segment for the
- * step from real mode. smp_ap_main() loads the CPU's own GDT (kernel/gdt.c). */
+ * step from real mode. smp_ap_main() loads the CPU's own GDT (kernel/gdt.c). The table is
+ * read-only once paging is on, so every descriptor has its accessed bit set already: a CPU
+ * loading a descriptor without it writes it in, and that write to a read-only page (CR0.WP)
+ * faults. Bochs does so at the far jump into 64-bit code; QEMU's TCG never writes the bit. */
     .section .rodata
     .balign 16
 LOCAL_DATA(ap_gdt)
     .quad 0                             /* null */
-    .quad 0x00AF9A000000FFFF            /* 0x08 kernel code: L=1, DPL 0 */
-    .quad 0x00CF92000000FFFF            /* 0x10 kernel data */
-    .quad 0x00CF9A000000FFFF            /* 0x18 32-bit code, DPL 0: the trampoline's far jump */
+    .quad 0x00AF9B000000FFFF            /* 0x08 kernel code: L=1, DPL 0, accessed */
+    .quad 0x00CF93000000FFFF            /* 0x10 kernel data, accessed */
+    .quad 0x00CF9B000000FFFF            /* 0x18 32-bit code, DPL 0, accessed: the far jump */
 ap_gdt_end:
 END(ap_gdt)
 

@@ -170,8 +170,9 @@ SELFTEST_RUNS := st-selftest st-badcmdline st-nomatch st-badcmdline-bochs st-nmi
                  st-char-narrow st-handlers st-badskid \
                  st-p4 st-icelake st-screen-fail st-screen-pass st-screen-uefi st-serial
 X2APIC_RUNS := st-x2apic st-x2apic-nmi
-# Several CPUs (kernel/smp.c): QEMU with -smp 2 and -smp 4; Bochs stays at one CPU.
-SMP_RUNS := st-smp2 st-smp4 st-smp1 st-badsmp
+# Several CPUs (kernel/smp.c): QEMU with -smp 2 and -smp 4; Bochs's Skylake with two, in x2APIC
+# mode (QEMU's TCG has no x2APIC).
+SMP_RUNS := st-smp2 st-smp4 st-smp1 st-badsmp st-smp-x2apic
 .PHONY: $(SELFTEST_RUNS) $(X2APIC_RUNS) $(SMP_RUNS)
 
 selftest: all
@@ -197,6 +198,9 @@ st-smp1:
 	    --expect-header 'offline=apic id 1: not started (smp=); *'
 st-badsmp:
 	$(RUNNER) --config direct --smp 2 --tag badsmp --append "smp=0" --expect-exit 2
+st-smp-x2apic:
+	$(RUNNER) --config bochs-skylake --smp 2 --tag smp-x2apic --append "apic=x2apic tests=smp.*,apic.*" \
+	    --expect-header 'cpus=2 online (apic ids 0,1)' --expect-header 'apic=x2apic,*'
 
 st-selftest:
 	$(RUNNER) --config direct --tag selftest --append "selftest=1" --expect $(SELFTEST_EXPECT)

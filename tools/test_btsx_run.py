@@ -453,9 +453,10 @@ class Commands(unittest.TestCase):
         self.assertEqual(opts.smp, 4)
         cmd = runner.qemu_command("bios", opts.files("bios"), "", "tcg", smp=opts.smp)
         self.assertEqual(cmd[cmd.index("-smp") + 1], "4")
-        self.assertEqual(runner.parse_args(["--smp", "1", "--config", "bochs"]).smp, 1)
-        for bad in (["--smp", "0"], ["--smp", "17"], ["--smp", "x"],
-                    ["--smp", "2", "--config", "direct,bochs-skylake"]):
+        opts = runner.parse_args(["--smp", "2", "--config", "bochs-skylake"])
+        text = bochs.bochsrc_text(opts.files("bochs-skylake"), "term", "m", Path("/i"), opts.smp)
+        self.assertIn("cpu: model=m, count=2, reset_on_triple_fault=0", text)
+        for bad in (["--smp", "0"], ["--smp", "17"], ["--smp", "x"]):
             with self.subTest(bad=bad), contextlib.redirect_stderr(io.StringIO()), \
                     self.assertRaises(SystemExit):
                 runner.parse_args(bad)
@@ -481,7 +482,8 @@ class Commands(unittest.TestCase):
         for line in ("cpu: model=corei7_skylake_x", "boot: cdrom", "port_e9_hack: enabled=1",
                      "com1: enabled=1, mode=file, dev=/b/logs/t1-bochs-skylake.log",
                      "display_library: term",
-                     "ata0-master: type=cdrom, path=/b/logs/t1-bochs-skylake.iso"):
+                     "ata0-master: type=cdrom, path=/b/logs/t1-bochs-skylake.iso",
+                     "cpu: model=corei7_skylake_x, count=1, reset_on_triple_fault=0"):
             self.assertIn(line, text)
         self.assertEqual(bochs.CPU["bochs"], "core2_penryn_t9600")
 

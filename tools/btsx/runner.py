@@ -140,8 +140,7 @@ def parse_args(argv: Sequence[str] | None) -> Options:
                    "(e.g. 'bochs=volume=quick'); repeatable")
     p.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto")
     p.add_argument("--smp", type=int, default=1, metavar="N",
-                   help="CPUs of the QEMU machines (-smp N, default 1); the Bochs "
-                   "configurations have one CPU and refuse more")
+                   help="CPUs of the machine (QEMU -smp N, Bochs cpu: count=N; default 1)")
     p.add_argument("--timeout", type=float, help="seconds per configuration (default "
                    f"{QEMU_TIMEOUT} under QEMU, {bochs.TIMEOUT} under Bochs)")
     p.add_argument("-j", dest="jobs", type=int, default=1, help="configurations in parallel")
@@ -185,8 +184,6 @@ def parse_args(argv: Sequence[str] | None) -> Options:
         config_append[name] = args
     if ns.smp < 1 or ns.smp > SMP_MAX:
         p.error(f"--smp must be 1..{SMP_MAX} (the kernel's SMP_MAX_CPUS)")
-    if ns.smp > 1 and any(c in bochs.CPU for c in configs):
-        p.error("--smp: the Bochs configurations are built with one CPU; QEMU configurations only")
     if ns.jobs < 1 or (ns.timeout is not None and ns.timeout <= 0):
         p.error("-j and --timeout must be positive")
     build = Path(ns.build)
@@ -568,7 +565,8 @@ def run_config(config: str, opts: Options, accel: str) -> Run:
         iso = p.iso
         if opts.append_for(config):
             problem, iso = bochs.build_run_iso(p, opts.append_for(config)), p.runiso
-        p.bochsrc.write_text(bochs.bochsrc_text(p, bochs.display(), bochs.CPU[config], iso))
+        p.bochsrc.write_text(bochs.bochsrc_text(p, bochs.display(), bochs.CPU[config], iso,
+                                                opts.smp))
         p.rc.write_text("c\n")  # Debian's debugger build stops before the first instruction
         cmd, grace = ["bochs", "-q", "-f", str(p.bochsrc), "-rc", str(p.rc)], float(bochs.GRACE)
         env = dict(os.environ, TERM="vt100")    # the term display needs a terminal type

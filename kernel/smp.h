@@ -62,7 +62,8 @@ struct percpu *smp_cpu(unsigned cpu);
 
 /* Runs fn(arg) on an online application processor, in its interrupt handler for a fixed IPI
  * (nmi false) or in its NMI handler (nmi true), and waits for it to finish. 0, E_INVAL for a
- * CPU that is not an online AP, E_STATE when not called on the bootstrap CPU, E_TIMEDOUT. */
+ * CPU that is not an online AP, E_STATE when not called on the bootstrap CPU, E_TIMEDOUT (then
+ * the AP may still run it later: arg must outlive the call, and the AP is not to be trusted). */
 int smp_call(unsigned cpu, void (*fn)(void *arg), void *arg, bool nmi);
 /* Arms the calling AP's LAPIC one-shot timer `us` from now; the interrupt counts in
  * this_cpu()->timer_irqs. (The bootstrap CPU's timer belongs to kernel/timer.c.) */

@@ -35,9 +35,9 @@ struct percpu {
     uint64_t stack_top;   /* the kernel stack it started on */
     volatile unsigned up; /* an AP's bring-up progress (kernel/smp.c) */
     /* Interrupts an application processor took (the bootstrap CPU's are not counted here),
-     * and its last one-shot timer: when it was armed, for how long, when it fired (TSC). */
+     * and its last one-shot timer: when it was armed and when it fired (TSC). */
     volatile uint64_t timer_irqs, call_irqs, call_nmis;
-    volatile uint64_t timer_armed_tsc, timer_us, timer_fired_tsc;
+    volatile uint64_t timer_armed_tsc, timer_fired_tsc;
     /* smp_call(): the function the next call IPI or NMI runs, and the answer. */
     void (*volatile call_fn)(void *arg);
     void *volatile call_arg;

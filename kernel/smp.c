@@ -48,6 +48,9 @@ struct madt_x2apic { /* type 9 */
 #define AP_ONLINE_TIMEOUT_US 2000000
 #define AP_STACK_PAGES       (BOOT_STACK_SIZE / FRAME_SIZE)
 #define AP_TIMER_CHECK_US    1000 /* the one-shot an AP must take before it counts as online */
+/* ...and not sooner than this share of it: the rates are a measurement on the bootstrap CPU,
+ * good to well under 1 % on hardware; a wrong divider or rate is off by a factor. */
+#define AP_TIMER_MIN_PCT     95
 #define CALL_TIMEOUT_US      1000000
 #define LOW_PAGE_TOP         0xA0000 /* VGA memory and ROMs above; SIPI reaches below 1 MiB */
 #define LOW_4G               (4ULL << 30)
@@ -55,7 +58,7 @@ struct madt_x2apic { /* type 9 */
 #define SMP_ALL              UINT64_MAX
 
 /* percpu.up: how far an AP got. */
-enum { AP_UP_NONE, AP_UP_KERNEL, AP_UP_ONLINE };
+enum { AP_UP_NONE, AP_UP_KERNEL, AP_UP_FAST_TIMER, AP_UP_ONLINE };
 
 struct percpu percpu_all[SMP_MAX_CPUS];
 
@@ -64,7 +67,7 @@ static bool smp_given;
 OPTION_COUNT("smp", smp_opt, smp_given, 1, "all", SMP_ALL);
 
 static struct smp_cpu madt_cpus[SMP_MADT_MAX];
-static unsigned nmadt, online = 1;
+static unsigned nmadt, madt_dropped, online = 1;
 static char note[160];
 
 /* boot/ap.S: the trampoline, and what the bootstrap CPU leaves for each AP it starts. */
@@ -105,6 +108,7 @@ const char *smp_state_name(enum smp_state s)
         [SMP_NO_ANSWER] = "no answer to INIT-SIPI-SIPI",
         [SMP_STUCK] = "ran the trampoline, never reached the kernel",
         [SMP_NO_TIMER] = "reached the kernel, its LAPIC timer never fired",
+        [SMP_FAST_TIMER] = "its LAPIC timer fired early for the bootstrap CPU's rates",
         [SMP_UNUSABLE] = "cannot be started",
     };
     return names[s];
@@ -112,8 +116,10 @@ const char *smp_state_name(enum smp_state s)
 
 static void madt_add(uint32_t apic_id, uint32_t uid, uint32_t flags, bool x2)
 {
-    if (nmadt == SMP_MADT_MAX)
+    if (nmadt == SMP_MADT_MAX) {
+        madt_dropped++;
         return;
+    }
     madt_cpus[nmadt++] = (struct smp_cpu){
         .apic_id = apic_id, .uid = uid, .x2apic_entry = x2, .flags = flags, .cpu = -1};
 }
@@ -193,14 +199,15 @@ static enum smp_state start_ap(struct smp_cpu *c, unsigned cpu, uint64_t page)
         udelay(SIPI_DELAY_US);
     }
     uint64_t deadline = rdtsc() + AP_ONLINE_TIMEOUT_US * tsc_hz() / 1000000;
-    while (p->up != AP_UP_ONLINE && rdtsc() < deadline)
+    while (p->up != AP_UP_ONLINE && p->up != AP_UP_FAST_TIMER && rdtsc() < deadline)
         cpu_relax();
     c->start_us = tsc_to_us(rdtsc() - t0);
     if (p->up == AP_UP_ONLINE)
         return SMP_ONLINE;
     /* Left out: INIT puts it back to waiting for a STARTUP IPI, so it cannot wake up later on
      * the next AP's stack; then its own stack is free again. */
-    enum smp_state s = p->up == AP_UP_KERNEL        ? SMP_NO_TIMER
+    enum smp_state s = p->up == AP_UP_FAST_TIMER    ? SMP_FAST_TIMER
+                       : p->up == AP_UP_KERNEL      ? SMP_NO_TIMER
                        : *alive == TRAMPOLINE_ALIVE ? SMP_STUCK
                                                     : SMP_NO_ANSWER;
     apic_send_init(c->apic_id);
@@ -254,7 +261,6 @@ void smp_timer_oneshot_us(uint64_t us)
 {
     struct percpu *p = this_cpu();
     uint64_t ticks = us * apic_timer_hz() / 1000000;
-    p->timer_us = us;
     p->timer_armed_tsc = rdtsc();
     apic_timer_start_ticks(ticks ? ticks : 1);
 }
@@ -268,11 +274,14 @@ void smp_ap_main(struct percpu *p)
     apic_init_ap();
     p->apic_id = apic_id();
     p->up = AP_UP_KERNEL;
-    /* Online only once its timer interrupts: that proves its LAPIC, the IDT and this stack. */
+    /* Online only once its timer interrupts, not early: that proves its LAPIC, the IDT, this
+     * stack, and that the bootstrap CPU's timer rate holds here. */
     smp_timer_oneshot_us(AP_TIMER_CHECK_US);
     while (p->timer_irqs == 0)
         __asm__ volatile("sti; hlt; cli" ::: "memory");
-    __atomic_store_n(&p->up, AP_UP_ONLINE, __ATOMIC_RELEASE);
+    uint64_t us = tsc_to_us(p->timer_fired_tsc - p->timer_armed_tsc);
+    bool ok = us * 100 >= AP_TIMER_CHECK_US * AP_TIMER_MIN_PCT;
+    __atomic_store_n(&p->up, ok ? AP_UP_ONLINE : AP_UP_FAST_TIMER, __ATOMIC_RELEASE);
     for (;;)
         __asm__ volatile("sti; hlt" ::: "memory");
 }
@@ -291,7 +300,10 @@ void smp_init(void)
     bool bsp_listed = false;
     for (unsigned i = 0; i < nmadt; i++)
         bsp_listed = bsp_listed || madt_cpus[i].apic_id == percpu_all[0].apic_id;
-    if (nmadt && !bsp_listed)
+    if (madt_dropped)
+        ksnprintf(note, sizeof(note), "the MADT lists %u more processors than the %u kept",
+                  madt_dropped, SMP_MADT_MAX);
+    else if (nmadt && !bsp_listed)
         ksnprintf(note, sizeof(note), "the bootstrap CPU (apic id %u) is not in the MADT",
                   percpu_all[0].apic_id);
     if (smp_opt > 1) {

@@ -31,6 +31,7 @@ enum smp_state {
     SMP_NO_ANSWER,   /* never ran the trampoline after INIT-SIPI-SIPI */
     SMP_STUCK,       /* ran the trampoline but never reported from the kernel */
     SMP_NO_TIMER,    /* reached the kernel, but its LAPIC timer never interrupted */
+    SMP_FAST_TIMER,  /* its LAPIC timer fired early: the bootstrap CPU's rates do not apply */
     SMP_UNUSABLE,    /* nothing to start it with: no free page below 1 MiB, page tables or
                         x2APIC ID out of reach (the reason is in smp_note()) */
 };
@@ -44,7 +45,7 @@ struct smp_cpu {
     uint64_t start_us; /* from the first INIT to reporting online (APs) */
 };
 
-#define SMP_MADT_MAX 64 /* MADT processor entries kept; more are counted in smp_madt_dropped() */
+#define SMP_MADT_MAX 64 /* MADT processor entries kept; more are named in smp_note() */
 
 /* Sets up the bootstrap CPU's struct percpu and GS, right after gdt_init(). */
 void smp_init_bsp(void);
@@ -65,8 +66,9 @@ struct percpu *smp_cpu(unsigned cpu);
  * CPU that is not an online AP, E_STATE when not called on the bootstrap CPU, E_TIMEDOUT (then
  * the AP may still run it later: arg must outlive the call, and the AP is not to be trusted). */
 int smp_call(unsigned cpu, void (*fn)(void *arg), void *arg, bool nmi);
-/* Arms the calling AP's LAPIC one-shot timer `us` from now; the interrupt counts in
- * this_cpu()->timer_irqs. (The bootstrap CPU's timer belongs to kernel/timer.c.) */
+/* Arms the calling AP's LAPIC one-shot timer `us` from now, on the bootstrap CPU's timer rate;
+ * the interrupt counts in this_cpu()->timer_irqs, and timer_armed_tsc and timer_fired_tsc say
+ * how long it took. (The bootstrap CPU's timer belongs to kernel/timer.c.) */
 void smp_timer_oneshot_us(uint64_t us);
 
 #endif

@@ -209,13 +209,16 @@ void trap_dispatch(struct trap_frame *f);
 void trap_dispatch(struct trap_frame *f)
 {
     if (this_cpu()->cpu != 0) {
+        /* An AP runs no tasks and no tests: its exceptions get the fixup table (the MSR
+         * probes), never the bootstrap CPU's task-fault or test-recovery hooks. */
         trap_handler_t h = ap_handlers[f->vector];
+        uint64_t fixup = extable_lookup(f->rip);
         if (h)
             h(f);
-        else if (f->vector < VEC_NUM_EXCEPTIONS)
-            default_exception(f);
+        else if (f->vector < VEC_NUM_EXCEPTIONS && fixup && !trap_from_user(f))
+            f->rip = fixup;
         else
-            panic_frame(f, "interrupt with no handler on an application processor");
+            panic_frame(f, "unexpected exception or interrupt on an application processor");
         return;
     }
     trap_depth++;

@@ -194,7 +194,8 @@ st-smp4:
 	    --expect-header 'cpus=4 online (apic ids 0,1,2,3)'
 st-smp1:
 	$(RUNNER) --config direct --smp 4 --tag smp1 --append "smp=1 tests=smp.*" \
-	    --expect 'smp.bad_option=pass,smp.*=skip' --expect-header 'cpus=1 online (apic ids 0)' \
+	    --expect 'smp.bad_option=pass,smp.user_gs=pass,smp.*=skip' \
+	    --expect-header 'cpus=1 online (apic ids 0)' \
 	    --expect-header 'offline=apic id 1: not started (smp=); *'
 st-badsmp:
 	$(RUNNER) --config direct --smp 2 --tag badsmp --append "smp=0" --expect-exit 2

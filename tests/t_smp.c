@@ -63,8 +63,7 @@ TEST(smp, online, "every CPU the MADT enables came up, or was left out by smp=",
     }
     /* Not need_aps(): an AP that failed to come up must fail this test, not skip it. */
     if (enabled <= 1 || enabled == left + 1) {
-        test_skip("no other CPU to start (%u listed in the MADT, %u enabled, %u left out by "
-                  "smp=%s%s)",
+        test_skip("no other CPU to start: the MADT lists %u, enables %u, smp= left out %u%s%s",
                   smp_madt_count(), enabled, left, smp_note()[0] ? "; " : "", smp_note());
         return;
     }

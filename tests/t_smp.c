@@ -6,6 +6,7 @@
  */
 #include "kernel/apic.h"
 #include "kernel/errno.h"
+#include "kernel/extable.h"
 #include "kernel/paging.h"
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
@@ -201,6 +202,30 @@ TEST(smp, ipi, "each AP runs a function sent as a fixed IPI, once, and answers",
 TEST(smp, nmi, "each AP runs a function sent as an NMI, once, and answers", 0)
 {
     ipi_test(true);
+}
+
+/* #UD with an entry in the fixup table, as the MSR probes (kernel/cpu.c) fault with #GP. */
+static void ud_fixup(void *arg)
+{
+    int reached = 0;
+    __asm__ volatile("1: ud2\n2:\n\t"
+                     ".pushsection .fixup, \"ax\"\n"
+                     "3: movl $1, %0\n\tjmp 2b\n\t"
+                     ".popsection\n\t" EXTABLE_ENTRY(1b, 3b)
+                     : "+r"(reached));
+    *(volatile int *)arg = reached;
+}
+
+TEST(smp, ap_fixup, "an exception on an AP with a fixup entry resumes there, on the AP", 0)
+{
+    if (!need_aps())
+        return;
+    for (unsigned i = 1; i < smp_online(); i++) {
+        volatile int reached = 0;
+        int err = smp_call(i, ud_fixup, (void *)&reached, false);
+        CHECK(err == 0 && reached == 1, "cpu %u: smp_call %s, fixup reached %d", i, err_name(err),
+              reached);
+    }
 }
 
 static volatile unsigned bsp_hits;

@@ -160,7 +160,7 @@ kernel-check: all
 	$(RUNNER) --config $(CONFIGS) -j 2 --junit $(B)/junit.xml $(BOCHS_QUICK)
 
 # The hardware path under the model (model=hw): the suites may rely only on the hardware profile.
-HW_TESTS = tests=bts.*,ds.*,bts.task.*,char.*
+HW_TESTS = tests=bts.*,ds.*,bts.task.*,char.*,rand.*
 HW_HEADER = --expect-header 'profile=hw (pmi_skid_max=8 *'
 
 # The framework's self-test and the runs that cover one option or machine each: independent
@@ -206,7 +206,9 @@ st-smp-x2apic:
 st-selftest:
 	$(RUNNER) --config direct --tag selftest --append "selftest=1" --expect $(SELFTEST_EXPECT)
 # The summary screen, read through QEMU's monitor after an exit=halt run (--expect-screen):
-# VGA text with the four expected failures and with none, the framebuffer's verdict band.
+# VGA text with the four expected failures (a version-6 QR code with a 4-module quiet zone)
+# and with none (version 7, 2-module zone), the framebuffer's verdict band (version 12, level
+# H); on each the QR code is decoded by zbarimg and must be the serial log's report.
 SELFTEST_EXPECT := selftest.fault=fail,selftest.hang=timeout,selftest.fail=fail,selftest.hang_irqoff=timeout
 st-screen-fail:
 	$(RUNNER) --config bios --tag screen-fail --append "selftest=1 tests=boot.*,selftest.*" \

@@ -171,6 +171,10 @@ struct bts_profile {
      * the one that reaches it: a PMI that LVT PC's mask held back comes at the first record
      * after the unmask (§5, O3). */
     bool pmi_past_threshold;
+    /* A taken conditional branch (jcc, loop*, jrcxz) to the next instruction is recorded, as
+     * every taken branch is (docs/hardware.md §7). The model cannot tell it from a fall-through
+     * (docs/model.md). */
+    bool cond_next_recorded;
 };
 
 /* The profile of the backend in use (the model's as its options set it). */

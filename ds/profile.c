@@ -17,6 +17,7 @@ static const struct bts_profile profile_hw = {
     .offos_user_returns = BTS_EITHER,                  /* §6, O4: "may" appear */
     .irq_lands_exactly = false,                        /* O6 */
     .pmi_past_threshold = false,                       /* O3 */
+    .cond_next_recorded = true,                        /* a taken branch */
 };
 
 /* model=exact: today's model, one answer to each open point (docs/model.md). */
@@ -29,9 +30,10 @@ static struct bts_profile profile_model = {
     .offos_user_returns = BTS_ALWAYS,
     .irq_lands_exactly = true,
     .pmi_past_threshold = true,
+    .cond_next_recorded = false, /* RIP moves as for a fall-through: nothing to see */
 };
 
-static char text[192];
+static char text[256];
 
 const struct bts_profile *bts_profile(void)
 {
@@ -56,6 +58,8 @@ const struct bts_profile *profile_set_model(bool hw, int skid, enum bts_maybe of
      * on silicon. */
     if (hw)
         profile_model = profile_hw;
+    /* What the model cannot see it cannot record, whatever profile it claims. */
+    profile_model.cond_next_recorded = false;
     if (skid >= 0)
         profile_model.pmi_skid_max = (unsigned)skid;
     profile_model.offos_user_returns = offos_returns;
@@ -81,10 +85,11 @@ const char *bts_profile_describe(void)
     ksnprintf(text, sizeof(text),
               "%s (pmi_skid_max=%u pmi_entry_records_max=%u threshold_record_first=%s "
               "handler_records=%s "
-              "offos_user_returns=%s irq_lands_exactly=%s pmi_past_threshold=%s)",
+              "offos_user_returns=%s irq_lands_exactly=%s pmi_past_threshold=%s "
+              "cond_next_recorded=%s)",
               p->name, p->pmi_skid_max, p->pmi_entry_records_max,
               p->threshold_record_first ? "yes" : "no", maybe_name(p->handler_records),
               maybe_name(p->offos_user_returns), p->irq_lands_exactly ? "yes" : "no",
-              p->pmi_past_threshold ? "yes" : "no");
+              p->pmi_past_threshold ? "yes" : "no", p->cond_next_recorded ? "yes" : "no");
     return text;
 }

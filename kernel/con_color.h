@@ -31,6 +31,8 @@ enum con_color {
 /* Number of colours; a colour fits in one attribute nibble. */
 #define CON_COLOR_COUNT 16
 #define CON_COLOR_MASK  0x0F
+/* The intensity bit: colours 8-15 are the bright versions of 0-7. */
+#define CON_BRIGHT      0x08
 
 /* What both consoles start with: the BIOS default attribute 0x07. */
 #define CON_DEFAULT_FG CON_LIGHT_GREY

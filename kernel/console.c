@@ -99,6 +99,24 @@ void console_screen_halves(unsigned row, unsigned col, enum con_color top, enum 
         fbcon_put_halves(row, col, top, bottom);
 }
 
+bool console_screen_pixels(unsigned *width, unsigned *height, unsigned *cell_w, unsigned *cell_h)
+{
+    uint32_t w = 0, h = 0, cw = 0, ch = 0;
+    if (screen == SCREEN_FB)
+        fbcon_geometry(&w, &h, &cw, &ch);
+    *width = w;
+    *height = h;
+    *cell_w = cw;
+    *cell_h = ch;
+    return w && h && cw && ch;
+}
+
+void console_screen_fill(unsigned x, unsigned y, unsigned w, unsigned h, enum con_color c)
+{
+    if (screen == SCREEN_FB)
+        fbcon_fill(x, y, w, h, c);
+}
+
 void kputs(const char *s)
 {
     while (*s)

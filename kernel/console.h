@@ -38,5 +38,10 @@ void console_screen_put(unsigned row, unsigned col, const char *s, enum con_colo
                         enum con_color bg);
 /* A cell of two picture elements, the top half in top and the bottom half in bottom. */
 void console_screen_halves(unsigned row, unsigned col, enum con_color top, enum con_color bottom);
+/* On a framebuffer: true, its size in pixels and a text cell's; false on VGA text (cells
+ * only, the halves above) and without a screen. */
+bool console_screen_pixels(unsigned *width, unsigned *height, unsigned *cell_w, unsigned *cell_h);
+/* w x h pixels from pixel (x, y) in c, on a framebuffer (fbcon_fill()); nothing elsewhere. */
+void console_screen_fill(unsigned x, unsigned y, unsigned w, unsigned h, enum con_color c);
 
 #endif

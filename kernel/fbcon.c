@@ -334,6 +334,27 @@ void fbcon_put_halves(unsigned row, unsigned col, enum con_color top, enum con_c
     cell_set(row, col, CELL(HALVES_CHAR, ATTR(top, bottom)));
 }
 
+void fbcon_fill(uint32_t x, uint32_t y, uint32_t w, uint32_t h, enum con_color c)
+{
+    if (!con.ready || x >= con.width || y >= con.height)
+        return;
+    if (w > con.width - x)
+        w = con.width - x;
+    if (h > con.height - y)
+        h = con.height - y;
+    uint8_t *line = con.base + (size_t)y * con.pitch + (size_t)x * con.bytespp;
+    for (uint32_t i = 0; i < h; i++, line += con.pitch)
+        fill_span(line, w, con.pixel[c & CON_COLOR_MASK]);
+}
+
+void fbcon_geometry(uint32_t *width, uint32_t *height, uint32_t *cell_w, uint32_t *cell_h)
+{
+    *width = con.ready ? con.width : 0;
+    *height = con.ready ? con.height : 0;
+    *cell_w = con.ready ? con.font.width : 0;
+    *cell_h = con.ready ? con.font.height : 0;
+}
+
 unsigned fbcon_cols(void)
 {
     return con.ready ? con.cur.cols : 0;

@@ -77,6 +77,15 @@ void fbcon_put_at(unsigned row, unsigned col, const char *s, size_t n, enum con_
  * bottom. The same picture element as vga_put_halves(), drawn with pixels, not a glyph. */
 void fbcon_put_halves(unsigned row, unsigned col, enum con_color top, enum con_color bottom);
 
+/* A picture of whole pixels (the summary screen's QR code, whose modules must be square):
+ * fills w x h pixels from pixel (x, y) in c, clipped to the screen. The text grid does not
+ * track these pixels: text later written to a cell they cover draws over them, and
+ * scrolling does not move them. */
+void fbcon_fill(uint32_t x, uint32_t y, uint32_t w, uint32_t h, enum con_color c);
+/* The screen in pixels and a text cell's size in pixels (all 0 before a successful
+ * fbcon_init()). */
+void fbcon_geometry(uint32_t *width, uint32_t *height, uint32_t *cell_w, uint32_t *cell_h);
+
 /* The text grid in use (0 x 0 before a successful fbcon_init()). */
 unsigned fbcon_cols(void);
 unsigned fbcon_rows(void);

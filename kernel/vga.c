@@ -36,6 +36,7 @@ uint8_t inb(uint16_t port);
 #define VGA_ATTR_PAS          0x20 /* index bit 5: keep the palette (the display) on */
 #define VGA_ATTR_MODE_CONTROL 0x10
 #define VGA_ATTR_MODE_BLINK   0x08 /* attribute bit 7 blinks instead of brightening */
+#define VGA_ATTR_MODE_LGE     0x04 /* line graphics: 9-dot cells repeat dot 8 of 0xC0-0xDF */
 
 #define VGA_ATTR(fg, bg)   ((uint8_t)(((bg)&CON_COLOR_MASK) << 4 | ((fg)&CON_COLOR_MASK)))
 #define VGA_CELL(ch, attr) ((uint16_t)((uint16_t)(attr) << 8 | (uint8_t)(ch)))
@@ -71,15 +72,18 @@ static void cursor_enable(void)
     crtc_write(VGA_CRTC_CURSOR_END, (uint8_t)((end & ~VGA_SCAN_LINE_MASK) | last));
 }
 
-/* With blinking on, attribute bit 7 blinks and only 8 background colours exist. */
-static void blink_disable(void)
+/* With blinking on, attribute bit 7 blinks and only 8 background colours exist. Without
+ * line graphics, a 9-dot-wide cell's ninth column is background even for the block
+ * characters 0xDB/0xDC/0xDF, which then leave a gap between cells (the summary screen's QR
+ * code is drawn with them); modes differ, so both are set here rather than trusted. */
+static void attr_mode_setup(void)
 {
     uint8_t mode;
 
     (void)inb(VGA_INPUT_STATUS_1);
     outb(VGA_ATTR_ADDR_DATA, VGA_ATTR_MODE_CONTROL | VGA_ATTR_PAS);
     mode = inb(VGA_ATTR_DATA_READ);
-    outb(VGA_ATTR_ADDR_DATA, mode & (uint8_t)~VGA_ATTR_MODE_BLINK);
+    outb(VGA_ATTR_ADDR_DATA, (uint8_t)((mode & ~VGA_ATTR_MODE_BLINK) | VGA_ATTR_MODE_LGE));
 }
 
 static void cursor_update(void)
@@ -121,7 +125,7 @@ int vga_init(uintptr_t base, unsigned cols, unsigned rows)
     vga.cur.rows = rows;
     vga.attr = VGA_ATTR(CON_DEFAULT_FG, CON_DEFAULT_BG);
     cursor_enable();
-    blink_disable();
+    attr_mode_setup();
     vga_clear();
     return 0;
 }
@@ -174,7 +178,17 @@ void vga_put_halves(unsigned row, unsigned col, enum con_color top, enum con_col
 {
     if (!vga.cells || row >= vga.cur.rows || col >= vga.cur.cols)
         return;
-    vga.cells[row * vga.cur.cols + col] = VGA_CELL(VGA_UPPER_HALF_BLOCK, VGA_ATTR(top, bottom));
+    /* The background takes a colour without the intensity bit whenever one of the two has
+     * none, so the cell looks right even on an adapter that kept attribute bit 7 as blink. */
+    uint16_t cell;
+    if (top == bottom)
+        cell = top & CON_BRIGHT ? VGA_CELL(VGA_FULL_BLOCK, VGA_ATTR(top, CON_BLACK))
+                                : VGA_CELL(' ', VGA_ATTR(CON_BLACK, top));
+    else if (bottom & CON_BRIGHT && !(top & CON_BRIGHT))
+        cell = VGA_CELL(VGA_LOWER_HALF_BLOCK, VGA_ATTR(bottom, top));
+    else
+        cell = VGA_CELL(VGA_UPPER_HALF_BLOCK, VGA_ATTR(top, bottom));
+    vga.cells[row * vga.cur.cols + col] = cell;
 }
 
 unsigned vga_cols(void)

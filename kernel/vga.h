@@ -45,10 +45,16 @@ void vga_clear(void);
  * pass the end of the row, or lies outside the screen, is dropped. */
 void vga_put_at(unsigned row, unsigned col, const char *s, size_t n, enum con_color fg,
                 enum con_color bg);
-/* One cell in two colours, the top half and the bottom half (CP437 0xDF, the upper half
- * block, in top on bottom): two square-ish pixels of a text-mode picture. */
+/* One cell in two colours, the top half and the bottom half: two pixels of a text-mode
+ * picture (the summary screen's QR code), each 9 dots wide and about half the cell high in
+ * the usual 720x400 mode 3 (the font decides where its half blocks split). Drawn
+ * with CP437 block characters: the full block or a space in one colour, else the upper half
+ * block in top on bottom, or the lower half block in bottom on top when only bottom is
+ * bright (the background then never needs the intensity bit). */
 void vga_put_halves(unsigned row, unsigned col, enum con_color top, enum con_color bottom);
 #define VGA_UPPER_HALF_BLOCK 0xDF
+#define VGA_LOWER_HALF_BLOCK 0xDC
+#define VGA_FULL_BLOCK       0xDB
 /* The grid in use (0 x 0 while the console is disabled). */
 unsigned vga_cols(void);
 unsigned vga_rows(void);

@@ -176,9 +176,13 @@ void task_exit(int status)
     if (t == &boot_task)
         panic("the test runner called task_exit");
     t->exit_status = status;
-    t->state = TASK_ZOMBIE;
+    /* Recording off now (ds_switch() only turns off what records), while the task is still
+     * alive: a threshold interrupt owed at that write (a late PMI, or an NMI that IF=0 does not
+     * hold back) may suspend it for its tracer under the stream policy, and the task must
+     * come back here to finish, not be a zombie that its tracer wakes. */
     if (t->trace && t->trace == bts_current())
-        bts_disable(t->trace); /* recording off now: ds_switch() only turns off what records */
+        bts_disable(t->trace);
+    t->state = TASK_ZOMBIE;
     if (t->tracer && t->tracer->state == TASK_BLOCKED)
         task_wake(t->tracer); /* a tracer waiting for data learns the tracee ended */
     if (t->joiner)

@@ -15,8 +15,11 @@ int sched_stream_full(struct bts_trace *t, void *arg)
 {
     (void)t;
     struct task *tracee = arg;
-    if (tracee != current_task || !tracee->tracer)
-        return E_STATE; /* nobody can drain: the caller counts the loss */
+    /* Only a running task can be suspended: one that has finished (a threshold interrupt
+     * arriving after its exit disabled recording, as hardware's may) would be woken as if
+     * alive. Nobody can drain then: the caller counts the loss. */
+    if (tracee != current_task || !tracee->tracer || tracee->state != TASK_RUNNABLE)
+        return E_STATE;
     /* Suspended inside the threshold interrupt, mid-loop if need be; the tracee's registers
      * stay in the interrupted frame on its own stack and it resumes only after the drain. */
     tracee->drain_wait = true;

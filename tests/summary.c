@@ -4,7 +4,9 @@
 #include "kernel/apic.h"
 #include "kernel/console.h"
 #include "kernel/cpu.h"
+#include "kernel/errno.h"
 #include "kernel/printf.h"
+#include "kernel/qr.h"
 #include "kernel/string.h"
 #include "tests/test.h"
 
@@ -26,14 +28,10 @@ static const struct fact_source {
     bool word, late;
     const char *label;
 } fact_sources[] = {
-    {"cpu", NULL, false, false, "CPU"},
-    {"hypervisor", "hv", false, true, "Hypervisor"},
-    {"boot", "boot", false, true, "Boot"},
-    {"backend", "be", false, false, "Backend"},
-    {"debugctl", "dc", true, true, "DEBUGCTL"},
-    {"errata", "er", true, false, "Errata"},
-    {"apic", NULL, false, true, "APIC"},
-    {"char", NULL, false, false, "Envelope"},
+    {"cpu", NULL, false, false, "CPU"},         {"hypervisor", "hv", false, true, "Hypervisor"},
+    {"boot", "boot", false, true, "Boot"},      {"backend", "be", false, false, "Backend"},
+    {"debugctl", "dc", true, true, "DEBUGCTL"}, {"errata", "er", true, false, "Errata"},
+    {"apic", NULL, false, true, "APIC"},        {"char", NULL, false, false, "Envelope"},
 };
 #define NSOURCES (sizeof(fact_sources) / sizeof(fact_sources[0]))
 
@@ -151,10 +149,154 @@ static size_t build_report(const struct ktap *k, const char *verdict, char *buf,
     return report_format(&f, buf, size);
 }
 
+/* ------------------------------------------------------------------ the QR code */
+
+/* The report's QR code (docs/report.md "The QR code"): the report_format() text itself, in
+ * byte mode, drawn in the SUMMARY_QR_COLS columns at the right of the screen. */
+#define QR_QUIET          4 /* modules of quiet zone the standard asks for */
+#define QR_QUIET_TEXT_MIN 2 /* what 25 text rows leave around version 7 (45 + 4 = 49 < 50) */
+/* Framebuffer: pixels a module has at least. The symbol takes the most robust level whose
+ * version still gets modules this large; without a floor a large area would buy level H
+ * with modules too small for a photo of the screen. */
+#define QR_FB_MODULE_MIN  4
+#define QR_LIGHT          CON_WHITE
+#define QR_DARK           CON_BLACK
+
+static struct qr_code qr; /* 11 KiB: static, never on the stack */
+static struct {
+    bool ok;         /* qr holds the report */
+    const char *why; /* else why there is none (NULL without a screen: nothing to say) */
+    unsigned quiet;  /* modules of light quiet zone around the symbol */
+} qr_plan;
+
+/* The QR area: the columns right of the text, in modules (text: one a column, two a row) or
+ * in pixels (framebuffer). False if the screen has none. */
+static bool qr_area(unsigned *x, unsigned *w, unsigned *h, bool *pixels)
+{
+    unsigned cols, rows, width, height, cell_w, cell_h;
+    if (!console_screen_grid(&cols, &rows) || cols < SUMMARY_QR_COLS + SUMMARY_MIN_TEXT_COLS)
+        return false;
+    *pixels = console_screen_pixels(&width, &height, &cell_w, &cell_h);
+    if (*pixels) {
+        *x = (cols - SUMMARY_QR_COLS) * cell_w;
+        *w = width - *x;
+        *h = height;
+    } else {
+        *x = cols - SUMMARY_QR_COLS;
+        *w = SUMMARY_QR_COLS;
+        *h = 2 * rows;
+    }
+    return true;
+}
+
+/* Encodes text into qr at the most robust level whose symbol, with quiet modules of quiet
+ * zone around it, fits side modules. */
+static int qr_fit(const char *text, size_t len, unsigned side, unsigned quiet)
+{
+    unsigned v = 0;
+    while (v < QR_VERSION_MAX && QR_SIZE(v + 1) + 2 * quiet <= side)
+        v++;
+    if (v == 0)
+        return E_TOOLONG;
+    int level = qr_fit_level(len, v);
+    if (level < 0)
+        return level;
+    return qr_encode(&qr, text, len, (enum qr_level)level, QR_VERSION_AUTO, QR_MASK_AUTO);
+}
+
+/* Encodes the report for the screen, or says on the log why there is no QR code. */
+static void qr_prepare(const char *text, size_t len)
+{
+    unsigned x, w, h;
+    bool pixels;
+    unsigned cols, rows;
+    qr_plan.ok = false;
+    qr_plan.why = NULL;
+    if (!console_screen_grid(&cols, &rows))
+        return;
+    int err = E_TOOLONG;
+    if (!qr_area(&x, &w, &h, &pixels)) {
+        qr_plan.why = "the screen is too narrow";
+    } else if (pixels) {
+        qr_plan.quiet = QR_QUIET;
+        err = qr_fit(text, len, (w < h ? w : h) / QR_FB_MODULE_MIN, QR_QUIET);
+    } else {
+        /* The standard's zone if the report fits a symbol that leaves room for it (version
+         * 6, 41 + 8 = 49), else version 7's narrower one, which zbarimg reads too. */
+        for (qr_plan.quiet = QR_QUIET; qr_plan.quiet >= QR_QUIET_TEXT_MIN; qr_plan.quiet -= 2)
+            if ((err = qr_fit(text, len, w < h ? w : h, qr_plan.quiet)) == 0)
+                break;
+    }
+    if (!qr_plan.why && err)
+        qr_plan.why = "the report does not fit";
+    qr_plan.ok = !qr_plan.why;
+    if (qr_plan.ok)
+        kprintf("# report qr: version %u, level %c, mask %u, quiet zone %u\n", qr.version,
+                "LMQH"[qr.level], qr.mask, qr_plan.quiet);
+    else
+        kprintf("# report qr: none: %s (%zu bytes, %ux%u screen)\n", qr_plan.why, len, cols, rows);
+}
+
+/* Text screen: two modules a cell, the whole area light, the symbol in its middle. */
+static void qr_draw_cells(unsigned col0, unsigned w, unsigned h)
+{
+    int ox = (int)(w - qr.size) / 2, oy = (int)(h - qr.size) / 2;
+    for (unsigned r = 0; 2 * r < h; r++)
+        for (unsigned c = 0; c < w; c++) {
+            int x = (int)c - ox, y = 2 * (int)r - oy;
+            console_screen_halves(r, col0 + c, qr_module(&qr, x, y) ? QR_DARK : QR_LIGHT,
+                                  qr_module(&qr, x, y + 1) ? QR_DARK : QR_LIGHT);
+        }
+}
+
+/* Framebuffer: square modules as large as the area allows, the quiet zone light, the rest
+ * of the area left as it is. */
+static void qr_draw_pixels(unsigned x0, unsigned w, unsigned h)
+{
+    unsigned side = qr.size + 2 * qr_plan.quiet;
+    unsigned m = (w < h ? w : h) / side;
+    unsigned left = x0 + (w - side * m) / 2, top = (h - side * m) / 2;
+    console_screen_fill(left, top, side * m, side * m, QR_LIGHT);
+    left += qr_plan.quiet * m;
+    top += qr_plan.quiet * m;
+    for (unsigned y = 0; y < qr.size; y++)
+        for (unsigned x = 0; x < qr.size;) {
+            unsigned run = 0;
+            while (x + run < qr.size && qr_module(&qr, (int)(x + run), (int)y))
+                run++;
+            if (run)
+                console_screen_fill(left + x * m, top + y * m, run * m, m, QR_DARK);
+            x += run ? run : 1;
+        }
+}
+
+/* The QR code, or in its place why there is none (the header says it on a screen without a
+ * QR area). */
+static void qr_draw(void)
+{
+    unsigned x, w, h, cols, rows;
+    bool pixels;
+    if (!qr_area(&x, &w, &h, &pixels) || !console_screen_grid(&cols, &rows))
+        return;
+    if (!qr_plan.ok) {
+        console_screen_put(1, cols - SUMMARY_QR_COLS + 1, "No QR code of the report:", CON_YELLOW,
+                           CON_BLACK);
+        console_screen_put(2, cols - SUMMARY_QR_COLS + 1, qr_plan.why ? qr_plan.why : "?",
+                           CON_YELLOW, CON_BLACK);
+        console_screen_put(3, cols - SUMMARY_QR_COLS + 1, "(the serial log has the report)",
+                           CON_YELLOW, CON_BLACK);
+        return;
+    }
+    if (pixels)
+        qr_draw_pixels(x, w, h);
+    else
+        qr_draw_cells(x, w, h);
+}
+
 void summary_report(const struct ktap *k, const char *verdict)
 {
     char text[REPORT_MAX + 1];
-    build_report(k, verdict, text, sizeof(text));
+    size_t len = build_report(k, verdict, text, sizeof(text));
     kputs(SUMMARY_REPORT_BEGIN "\n");
     for (const char *p = text; *p;) {
         const char *nl = strchr(p, '\n');
@@ -162,6 +304,7 @@ void summary_report(const struct ktap *k, const char *verdict)
         p = nl + 1;
     }
     kputs(SUMMARY_REPORT_END "\n");
+    qr_prepare(text, len);
 }
 
 /* ------------------------------------------------------------------ the screen */
@@ -292,10 +435,13 @@ void summary_screen(const struct ktap *k, const char *verdict, enum con_color ve
     if (cols >= SUMMARY_QR_COLS + SUMMARY_MIN_TEXT_COLS)
         p.width = cols - SUMMARY_QR_COLS; /* the QR code's area stays blank until it is drawn */
 
+    /* Without a QR area the header says why there is no QR code. */
+    const char *narrow_why = p.width == cols ? qr_plan.why : NULL;
     char line[KTAP_LINE_MAX + 32];
     char bar[ROW_MAX + 1];
     unsigned w = p.width < ROW_MAX ? p.width : ROW_MAX;
-    ksnprintf(line, sizeof(line), " btsx %s: summary", btsx_version());
+    ksnprintf(line, sizeof(line), " btsx %s: summary%s%s", btsx_version(),
+              narrow_why ? "; no QR code: " : "", narrow_why ? narrow_why : "");
     memset(bar, ' ', w);
     bar[w] = '\0';
     memcpy(bar, line, strlen(line) < w ? strlen(line) : w);
@@ -324,4 +470,5 @@ void summary_screen(const struct ktap *k, const char *verdict, enum con_color ve
     memset(bar, ' ', w);
     memcpy(bar, line, strlen(line) < w ? strlen(line) : w);
     console_screen_put(rows - 1, 0, bar, CON_WHITE, verdict_bg);
+    qr_draw();
 }

@@ -13,8 +13,9 @@
 #include "tests/ktap.h"
 #include "tests/report.h"
 
-/* Columns at the right of the screen kept for the QR code of the report: a version-7 symbol
- * (45 modules) with a 2-module quiet zone, one module a column and two a row. */
+/* Columns at the right of the screen kept for the QR code of the report: on VGA text a
+ * version-7 symbol (45 modules) with a 2-module quiet zone, or a version-6 one with the
+ * standard's 4, one module a column and two a row (docs/report.md "The QR code"). */
 #define SUMMARY_QR_COLS       49
 /* Narrower screens (or whatever is left of them) get no QR area: all of it is text. */
 #define SUMMARY_MIN_TEXT_COLS 24
@@ -25,10 +26,12 @@ void summary_header(const char *line);
 /* A test that did not pass: KTAP_FAIL, KTAP_TIMEOUT or KTAP_SKIP with its first diagnostic
  * line (fail), its reason (timeout, skip). Other statuses are ignored. */
 void summary_result(const char *name, enum ktap_status st, const char *why);
-/* After the KTAP summary line: prints the report between its two marker lines. */
+/* After the KTAP summary line: prints the report between its two marker lines, then encodes
+ * it for the screen and prints the "# report qr:" line that names the symbol (or why there
+ * is none). */
 void summary_report(const struct ktap *k, const char *verdict);
-/* Then, if there is a screen, clears it and draws the summary; verdict in white on
- * verdict_bg. */
+/* Then, if there is a screen, clears it and draws the summary and the report's QR code;
+ * verdict in white on verdict_bg. */
 void summary_screen(const struct ktap *k, const char *verdict, enum con_color verdict_bg);
 
 /* The marker lines around the report on the serial log (KTAP diagnostics, like the report's

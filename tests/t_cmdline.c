@@ -43,6 +43,8 @@ static const char *const documented[] = {
     "model.skid",
     "model.offos_returns",
     "model.handler_records",
+    "rand.programs",
+    "rand.size",
 };
 
 static const struct cmdline_option *option(const char *name)

@@ -25,8 +25,8 @@ BEGIN { nf = 0; nl = 0 }
     next
 }
 $1 ~ /^[0-9]+:$/ && NF >= 8 {
-    # readelf prints sizes of 100000 and over in hex ("0x80000"): gawk reads that as 0.
-    addr = hex($2); size = $3 ~ /^0x/ ? hex(substr($3, 3)) : $3 + 0; type = $4; ndx = $7; name = $8
+    # readelf -sW prints sizes of 100000 and more in hex; only mawk reads "0x..." as a number.
+    addr = hex($2); size = ($3 ~ /^0x/) ? hex(substr($3, 3)) : $3 + 0; type = $4; ndx = $7; name = $8
     if ((type == "FUNC" || type == "OBJECT") && size == 0) {
         printf "check-sizes: %s %s has size 0 (no END())\n", type, name > "/dev/stderr"; bad = 1
     }

@@ -2,7 +2,11 @@
 (btsx.screen). Run: python3 -m unittest discover -s tools -p 'test_*.py'
 """
 
+import os
+import tempfile
 import unittest
+from pathlib import Path
+from unittest import mock
 
 from btsx import ktap, report, screen
 
@@ -187,6 +191,122 @@ class Framebuffer(unittest.TestCase):
         self.assertEqual(screen.screen_geometry("vga 80x25"), ("vga", 80, 25))
         self.assertEqual(screen.screen_geometry("framebuffer 800x600"), ("framebuffer", 800, 600))
         self.assertIsNone(screen.screen_geometry("none 0x0"))
+
+
+def render(geometry: tuple[str, int, int], plan: screen.QrPlan,
+           flip: tuple[int, int] | None = None, quiet_rgb: bytes = screen.LIGHT) -> bytes:
+    """A screendump with plan's symbol where tests/summary.c draws it: VGA text 720x400 (cells
+    9x16, modules 9x8, the whole area light), or a framebuffer (square modules, a light
+    square of symbol and quiet zone in a black area)."""
+    kind, w, h = geometry
+    size = len(plan.matrix)
+    if kind == "vga":
+        width, height, mw, mh = w * 9, h * 16, 9, 8
+        x0 = (w - screen.QR_COLS) * 9
+        left = x0 + (screen.QR_COLS - size) // 2 * mw
+        top = (2 * h - size) // 2 * mh
+        light = (x0, 0, width, height)
+    else:
+        width, height = w, h
+        x0 = (w // 8 - screen.QR_COLS) * 8
+        side = size + 2 * plan.quiet
+        mw = mh = min(w - x0, h) // side
+        lx, ly = x0 + (w - x0 - side * mw) // 2, (h - side * mh) // 2
+        light = (lx, ly, lx + side * mw, ly + side * mh)
+        left, top = lx + plan.quiet * mw, ly + plan.quiet * mh
+    px = bytearray(3 * width * height)
+    for y in range(light[1], light[3]):
+        for x in range(light[0], light[2]):
+            px[3 * (y * width + x):3 * (y * width + x) + 3] = quiet_rgb
+    for j in range(size):
+        for i in range(size):
+            dark = plan.matrix[j][i] != ((i, j) == flip)
+            for y in range(top + j * mh, top + (j + 1) * mh):
+                row = 3 * (y * width + left + i * mw)
+                px[row:row + 3 * mw] = (screen.DARK if dark else screen.LIGHT) * mw
+    return b"P6\n%d %d\n255\n" % (width, height) + bytes(px)
+
+
+class QrCode(unittest.TestCase):
+    """The QR check against symbols drawn here the way the kernel's design draws them."""
+
+    TEXT = report.extract(ktap.parse(LOG).body) or ""
+    VGA = ("vga", 80, 25)
+    FB = ("framebuffer", 800, 600)
+
+    def claim(self, geometry: tuple[str, int, int], plan: screen.QrPlan) -> list[str]:
+        version = (len(plan.matrix) - 17) // 4
+        return [f"# report qr: version {version}, level {plan.level}, mask 0, "
+                f"quiet zone {plan.quiet}"]
+
+    def check(self, geometry: tuple[str, int, int], decoded: str | None = None,
+              flip: tuple[int, int] | None = None, quiet_rgb: bytes = screen.LIGHT) -> list[str]:
+        plan = screen.qr_plan(self.TEXT, geometry)
+        assert plan is not None
+        image = screen.parse_ppm(render(geometry, plan, flip, quiet_rgb))
+        return screen.check_qr(self.TEXT, self.claim(geometry, plan), geometry, image,
+                               self.TEXT if decoded is None else decoded)
+
+    def test_plan_follows_the_design(self) -> None:
+        # 145 bytes: past version 6 at L (134), so version 7 with the 2-module zone.
+        vga = screen.qr_plan(self.TEXT, self.VGA)
+        assert vga is not None
+        self.assertEqual((len(vga.matrix), vga.level, vga.quiet), (45, "L", 2))
+        # 134 bytes fit version 6 at L: 41 + 8 = 49 modules with the standard's zone.
+        short = screen.qr_plan(self.TEXT[:134], self.VGA)
+        assert short is not None
+        self.assertEqual((len(short.matrix), short.level, short.quiet), (41, "L", 4))
+        self.assertIsNone(screen.qr_plan(self.TEXT + "x" * 60, self.VGA))
+        self.assertIsNone(screen.qr_plan(self.TEXT, ("vga", 72, 25)))   # no QR area
+        fb = screen.qr_plan(self.TEXT, self.FB)
+        assert fb is not None
+        self.assertEqual((fb.level, fb.quiet), ("H", 4))
+
+    def test_good(self) -> None:
+        self.assertEqual(self.check(self.VGA), [])
+        self.assertEqual(self.check(self.FB), [])
+
+    def test_decoded_text_differs(self) -> None:
+        for cut in (self.TEXT[:-1], self.TEXT.replace("r=FAIL", "r=PASS")):
+            self.assertTrue(any("decodes to" in p for p in self.check(self.VGA, decoded=cut)))
+
+    def test_flipped_module(self) -> None:
+        for geometry in (self.VGA, self.FB):
+            problems = self.check(geometry, flip=(20, 30))
+            self.assertTrue(any("1 QR module(s) differ" in p and "(20, 30)" in p
+                                for p in problems), problems)
+
+    def test_quiet_zone_colour(self) -> None:
+        for geometry in (self.VGA, self.FB):
+            problems = self.check(geometry, quiet_rgb=b"\xaa\xaa\xaa")
+            self.assertTrue(any("quiet zone" in p or "no QR code" in p for p in problems),
+                            problems)
+
+    def test_log_line(self) -> None:
+        plan = screen.qr_plan(self.TEXT, self.VGA)
+        assert plan is not None
+        image = screen.parse_ppm(render(self.VGA, plan))
+        bodies: list[list[str]] = [[], ["# report qr: version 7, level M, mask 0, quiet zone 2"]]
+        for body in bodies:
+            self.assertTrue(screen.check_qr(self.TEXT, body, self.VGA, image, self.TEXT))
+        self.assertTrue(screen.check_qr(None, [], self.VGA, image, self.TEXT))
+        # A screen without a QR area: a '# report qr: version' line is wrong, none is right.
+        narrow = ("vga", 72, 25)
+        claim = ["# report qr: version 7, level L, mask 0, quiet zone 2"]
+        self.assertTrue(screen.check_qr(self.TEXT, claim, narrow, image, None))
+        self.assertEqual(screen.check_qr(self.TEXT, [], narrow, image, None), [])
+
+    def test_zbarimg(self) -> None:
+        plan = screen.qr_plan(self.TEXT, self.VGA)
+        assert plan is not None
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "screen.ppm"
+            path.write_bytes(render(self.VGA, plan))
+            self.assertEqual(screen.zbarimg(path), (self.TEXT, None))
+            path.write_bytes(render(self.VGA, plan, quiet_rgb=b"\x00\x00\x00"))
+            self.assertIsNone(screen.zbarimg(path)[0])
+            with mock.patch.dict(os.environ, {"PATH": tmp}):
+                self.assertIn("zbarimg not found", screen.zbarimg(path)[1] or "")
 
 
 if __name__ == "__main__":

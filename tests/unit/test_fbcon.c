@@ -258,10 +258,13 @@ static void test_noop_before_init(void **state)
 {
     struct fbuf b;
     uint8_t bad[64] = {0x36, 0x04, 0x00, 0x10}; /* PSF1 header, glyphs missing */
+    uint32_t w = 1, h = 1, cw = 1, ch = 1;
 
     (void)state;
     assert_int_equal(fbcon_cols(), 0);
     assert_int_equal(fbcon_rows(), 0);
+    fbcon_geometry(&w, &h, &cw, &ch);
+    assert_int_equal(w | h | cw | ch, 0);
     fbcon_putc('x');
     fbcon_write("abc\n", 4);
     fbcon_clear();
@@ -270,6 +273,7 @@ static void test_noop_before_init(void **state)
     fbcon_putc('x');
     fbcon_write("abc\n", 4);
     fbcon_clear();
+    fbcon_fill(0, 0, 64, 32, CON_WHITE);
     assert_int_equal(fbcon_cols(), 0);
     for (size_t i = 0; i < b.size; i++)
         if (b.mem[i] != POISON)
@@ -519,6 +523,34 @@ static void test_put_at_and_halves(void **state)
     puts_fb("\n\n\n\n");                     /* one scroll: the halves cell moves up a row */
     for (uint32_t y = 0; y < 16; y++)
         assert_int_equal(px_at(&b, 9 * 8, 2 * 16 + y), px_rgb888[y < 8 ? CON_WHITE : CON_RED]);
+    expect_untouched_outside(&b);
+    free(b.mem);
+}
+
+/* A picture of pixels: exactly the rectangle, clipped at the screen's right and bottom
+ * edges (the margins beyond the text grid included), and the geometry it is placed by. */
+static void test_fill_and_geometry(void **state)
+{
+    struct fbuf b;
+    uint32_t w, h, cw, ch;
+
+    (void)state;
+    fb_alloc(&b, 84, 70, RGB888, 8); /* 10x4 cells plus margins */
+    init_lat15(&b);
+    fbcon_geometry(&w, &h, &cw, &ch);
+    assert_int_equal(w, 84);
+    assert_int_equal(h, 70);
+    assert_int_equal(cw, 8);
+    assert_int_equal(ch, 16);
+    fbcon_fill(3, 5, 4, 2, CON_WHITE);
+    fbcon_fill(80, 66, 10, 10, CON_RED); /* runs off the right and bottom edges */
+    fbcon_fill(84, 0, 1, 1, CON_RED);    /* right of the screen */
+    for (uint32_t y = 0; y < 70; y++)
+        for (uint32_t x = 0; x < 84; x++)
+            assert_int_equal(px_at(&b, x, y), x >= 3 && x < 7 && y >= 5 && y < 7
+                                                  ? px_rgb888[CON_WHITE]
+                                              : x >= 80 && y >= 66 ? px_rgb888[CON_RED]
+                                                                   : BLACK);
     expect_untouched_outside(&b);
     free(b.mem);
 }
@@ -1006,6 +1038,7 @@ int main(void)
         cmocka_unit_test(test_scroll_many_lines),
         cmocka_unit_test(test_tiny_framebuffer),
         cmocka_unit_test(test_put_at_and_halves),
+        cmocka_unit_test(test_fill_and_geometry),
         cmocka_unit_test(test_bad_fonts),
         cmocka_unit_test(test_bad_framebuffers),
         cmocka_unit_test(test_psf2_unicode_table_maps_glyphs),

@@ -160,7 +160,13 @@ static void test_init(void **state)
     assert_int_equal(crtc[0x09], 0x4F); /* only read */
     assert_int_equal(attr[0x10], 0x04); /* blink off, the rest kept */
     assert_true(attr_pas);              /* the display was not blanked */
-    assert_false(attr_data_next);       /* flip-flop left at "index" */
+    /* A mode without line graphics gets it: block characters join across 9-dot cells. */
+    setup(NULL);
+    attr[0x10] = 0x08;
+    init_80x25();
+    assert_int_equal(attr[0x10], 0x04);
+    assert_true(attr_pas);        /* the display was not blanked */
+    assert_false(attr_data_next); /* flip-flop left at "index" */
     assert_int_equal(cursor(), 0);
 }
 
@@ -339,7 +345,8 @@ static void test_tiny_screen(void **state)
 }
 
 /* Drawing at a place: cells in the given colours, clipped at the row end and the screen,
- * cursor and the colours of later text untouched; halves are 0xDF in top on bottom. */
+ * cursor and the colours of later text untouched; halves are block characters whose
+ * background never needs the intensity bit when one colour lacks it. */
 static void test_put_at_and_halves(void **state)
 {
     (void)state;
@@ -352,7 +359,15 @@ static void test_put_at_and_halves(void **state)
     assert_int_equal(text[3 * 80], BLANK);          /* '!' dropped, not wrapped */
     vga_put_at(25, 0, "no", 2, CON_WHITE, CON_RED); /* below the screen */
     vga_put_halves(24, 79, CON_BLACK, CON_WHITE);
-    assert_int_equal(text[24 * 80 + 79], 0xF000 | VGA_UPPER_HALF_BLOCK);
+    assert_int_equal(text[24 * 80 + 79], 0x0F00 | VGA_LOWER_HALF_BLOCK);
+    vga_put_halves(24, 78, CON_WHITE, CON_BLACK);
+    assert_int_equal(text[24 * 80 + 78], 0x0F00 | VGA_UPPER_HALF_BLOCK);
+    vga_put_halves(24, 77, CON_WHITE, CON_WHITE);
+    assert_int_equal(text[24 * 80 + 77], 0x0F00 | VGA_FULL_BLOCK);
+    vga_put_halves(24, 76, CON_BLUE, CON_BLUE);
+    assert_int_equal(text[24 * 80 + 76], 0x1000 | ' ');
+    vga_put_halves(24, 75, CON_YELLOW, CON_LIGHT_RED); /* both bright: blink is off */
+    assert_int_equal(text[24 * 80 + 75], 0xCE00 | VGA_UPPER_HALF_BLOCK);
     vga_put_halves(0, 80, CON_BLACK, CON_WHITE); /* right of the screen */
     expect_guard(80 * 25);
     assert_int_equal(cursor(), before);

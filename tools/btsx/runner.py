@@ -161,7 +161,9 @@ def parse_args(argv: Sequence[str] | None) -> Options:
                    "QEMU's monitor once the kernel halts, and require the summary screen: on VGA "
                    "text (bios, direct) the verdict, the CPU line, the backend and every failed "
                    "test (or an 'N more' line that covers it), on the framebuffer (uefi) the "
-                   "verdict's colour band")
+                   "verdict's colour band; on both, from a screendump, the report's QR code "
+                   "(zbarimg must decode it to the serial log's report, module for module "
+                   "qrencode's symbol of it)")
     p.add_argument("-v", "--verbose", action="store_true", help="stream serial output live")
     ns = p.parse_args(argv)
     configs = tuple(c for c in ns.config.split(",") if c)
@@ -430,10 +432,11 @@ class ScreenGrab:
                     time.sleep(0.2)
                 if self.geometry is None:
                     self.problem = "the kernel named no screen ('# screen:' header)"
-                elif self.geometry[0] == "vga":
-                    self.text = screen.read_text(mon, self.geometry[1], self.geometry[2])
-                    self.p.screen.write_text("\n".join(self.text.text()) + "\n")
                 else:
+                    if self.geometry[0] == "vga":
+                        self.text = screen.read_text(mon, self.geometry[1], self.geometry[2])
+                        self.p.screen.write_text("\n".join(self.text.text()) + "\n")
+                    # Both screens as a picture too: the QR code is read from it.
                     self.p.ppm.unlink(missing_ok=True)
                     mon.command(f"screendump {self.p.ppm}")
                     self.ppm = screen.parse_ppm(self.p.ppm.read_bytes())
@@ -446,10 +449,18 @@ class ScreenGrab:
     def problems(self, rep: ktap.Report) -> list[str]:
         if self.problem:
             return [self.problem]
+        problems = []
         if self.text:
-            return screen.check_text(self.text, rep)
-        if self.ppm:
-            return screen.check_pixels(*self.ppm, rep.verdict or "")
+            problems += screen.check_text(self.text, rep)
+        elif self.ppm:
+            problems += screen.check_pixels(*self.ppm, rep.verdict or "")
+        if self.ppm and self.geometry:
+            decoded, why = screen.zbarimg(self.p.ppm)
+            problems += [why] if why else []
+            problems += screen.check_qr(btsx_report.extract(rep.body), rep.body, self.geometry,
+                                        self.ppm, decoded)
+        if self.text or self.ppm:
+            return problems
         if rep.summary is not None:
             return ["the screen was not read (no verdict line?)"]
         return []

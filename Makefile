@@ -44,7 +44,7 @@ KOBJ := $(patsubst %,$(B)/k/%.o,$(KSRC)) $(B)/k/font.o
 
 FONT := /usr/share/consolefonts/Lat15-Terminus16.psf.gz
 
-.PHONY: all kernel iso run check unit kernel-check selftest x2apic-check bench deps clean \
+.PHONY: all kernel iso run check unit kernel-check selftest x2apic-check smp-check bench deps clean \
         tools-check lint clang-build format mutate lava lava-install lava-validate lava-check
 all: kernel iso
 
@@ -173,13 +173,38 @@ SELFTEST_RUNS := st-selftest st-badcmdline st-nomatch st-badcmdline-bochs st-nmi
                  st-char-narrow st-handlers st-badskid \
                  st-p4 st-icelake st-screen-fail st-screen-pass st-screen-uefi st-serial
 X2APIC_RUNS := st-x2apic st-x2apic-nmi
-.PHONY: $(SELFTEST_RUNS) $(X2APIC_RUNS)
+# Several CPUs (kernel/smp.c): QEMU with -smp 2 and -smp 4; Bochs's Skylake with two, in x2APIC
+# mode (QEMU's TCG has no x2APIC).
+SMP_RUNS := st-smp2 st-smp4 st-smp1 st-badsmp st-smp-x2apic
+.PHONY: $(SELFTEST_RUNS) $(X2APIC_RUNS) $(SMP_RUNS)
 
 selftest: all
 	$(MAKE) --no-print-directory -j 2 --output-sync=target $(SELFTEST_RUNS)
 
 x2apic-check: all
 	$(MAKE) --no-print-directory -j 2 --output-sync=target $(X2APIC_RUNS)
+
+smp-check: all
+	$(MAKE) --no-print-directory -j 2 --output-sync=target $(SMP_RUNS)
+
+# Every suite with two CPUs up (about 40 s under TCG); the SMP, scheduler and BTS suites with
+# four, booted through GRUB (multiboot2); smp=1 on four: one CPU, the smp suite skips; smp=0
+# is a bad command line.
+st-smp2:
+	$(RUNNER) --config direct --smp 2 --tag smp2 --expect-header 'cpus=2 online (apic ids 0,1)'
+st-smp4:
+	$(RUNNER) --config bios --smp 4 --tag smp4 --append "tests=smp.*,sched.*,bts.*" \
+	    --expect-header 'cpus=4 online (apic ids 0,1,2,3)'
+st-smp1:
+	$(RUNNER) --config direct --smp 4 --tag smp1 --append "smp=1 tests=smp.*" \
+	    --expect 'smp.bad_option=pass,smp.user_gs=pass,smp.*=skip' \
+	    --expect-header 'cpus=1 online (apic ids 0)' \
+	    --expect-header 'offline=apic id 1: not started (smp=); *'
+st-badsmp:
+	$(RUNNER) --config direct --smp 2 --tag badsmp --append "smp=0" --expect-exit 2
+st-smp-x2apic:
+	$(RUNNER) --config bochs-skylake --smp 2 --tag smp-x2apic --append "apic=x2apic tests=smp.*,apic.*" \
+	    --expect-header 'cpus=2 online (apic ids 0,1)' --expect-header 'apic=x2apic,*'
 
 st-selftest:
 	$(RUNNER) --config direct --tag selftest --append "selftest=1" --expect $(SELFTEST_EXPECT)
@@ -351,7 +376,8 @@ check: deps
 	$(B)/unit/test_decode_objdump $(B)/clang/btsx.elf
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory tools-check
-	$(MAKE) --no-print-directory -j 2 --output-sync=target $(X2APIC_RUNS) $(SELFTEST_RUNS)
+	$(MAKE) --no-print-directory -j 2 --output-sync=target $(X2APIC_RUNS) $(SELFTEST_RUNS) \
+	    $(SMP_RUNS)
 	$(MAKE) --no-print-directory mutate
 	$(MAKE) --no-print-directory lava-check
 	$(MAKE) --no-print-directory kernel-check

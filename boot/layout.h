@@ -15,6 +15,8 @@
 #define RPL_USER 3
 
 #define BOOT_STACK_SIZE 65536
+/* CPUs btsx can run: the static per-CPU tables (kernel/gdt.c, kernel/smp.c) have this many. */
+#define SMP_MAX_CPUS    16
 #define IST_STACK_SIZE  8192
 
 /* Loader magics in EAX at entry. */

@@ -101,17 +101,50 @@ void apic_self_ipi(unsigned vector)
     apic_write(APIC_ICR_LO, APIC_ICR_SELF | APIC_ICR_ASSERT | (vector & APIC_LVT_VECTOR));
 }
 
+/* An IPI to one APIC ID. Interrupts stay off between the two xAPIC writes, so that a handler
+ * sending its own cannot change the destination in between. */
+static void icr_send(uint32_t dest, uint32_t lo)
+{
+    if (!xapic) {
+        wrmsr(X2APIC_ICR_MSR, ((uint64_t)dest << 32) | lo);
+        return;
+    }
+    bool irq = irq_save();
+    icr_wait();
+    apic_write(APIC_ICR_HI, dest << 24);
+    apic_write(APIC_ICR_LO, lo);
+    icr_wait();
+    irq_restore(irq);
+}
+
 void apic_self_nmi(void)
 {
     /* The "self" shorthand is not valid with NMI delivery: address ourselves by ID. */
-    uint32_t id = apic_id();
-    if (!xapic) {
-        wrmsr(X2APIC_ICR_MSR, ((uint64_t)id << 32) | APIC_ICR_DM_NMI | APIC_ICR_ASSERT);
-        return;
-    }
-    icr_wait();
-    apic_write(APIC_ICR_HI, id << 24);
-    apic_write(APIC_ICR_LO, APIC_ICR_DM_NMI | APIC_ICR_ASSERT);
+    icr_send(apic_id(), APIC_ICR_DM_NMI | APIC_ICR_ASSERT);
+}
+
+void apic_send_ipi(uint32_t dest, unsigned vector)
+{
+    icr_send(dest, APIC_ICR_ASSERT | (vector & APIC_LVT_VECTOR));
+}
+
+void apic_send_nmi(uint32_t dest)
+{
+    icr_send(dest, APIC_ICR_DM_NMI | APIC_ICR_ASSERT);
+}
+
+void apic_send_init(uint32_t dest)
+{
+    icr_send(dest, APIC_ICR_DM_INIT | APIC_ICR_LEVEL | APIC_ICR_ASSERT);
+    /* The de-assert that older xAPICs wanted; x2APIC has no such message (SDM Vol. 3A,
+     * 11.12.10: a level-triggered INIT de-assert is not supported in x2APIC mode). */
+    if (xapic)
+        icr_send(dest, APIC_ICR_DM_INIT | APIC_ICR_LEVEL);
+}
+
+void apic_send_startup(uint32_t dest, unsigned page)
+{
+    icr_send(dest, APIC_ICR_DM_STARTUP | (page & APIC_LVT_VECTOR));
 }
 
 static void timer_irq(struct trap_frame *f)
@@ -293,6 +326,39 @@ static void timer_calibrate(enum clock_choice choice)
     }
 }
 
+/* The registers apic_init() and apic_init_ap() set alike: the LAPIC on, every source of
+ * interrupts that nothing handles yet masked, the timer's divider. */
+static void lapic_setup(void)
+{
+    apic_write(APIC_SVR, APIC_SVR_ENABLE | VEC_SPURIOUS);
+    apic_write(APIC_TPR, 0);
+    apic_write(APIC_LVT_LINT0, APIC_LVT_MASKED);
+    apic_write(APIC_LVT_ERROR, APIC_LVT_MASKED);
+    apic_write(APIC_LVT_PC, APIC_LVT_MASKED | VEC_PMI);
+    apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED | VEC_TIMER);
+    apic_write(APIC_TIMER_DIV, APIC_TIMER_DIV_16);
+}
+
+void apic_init_ap(void)
+{
+    /* An AP leaves INIT with its LAPIC on in xAPIC mode; x2APIC is entered from there (SDM
+     * Vol. 3A, 11.12.5). In xAPIC mode every LAPIC answers at the same address, the one
+     * apic_init() mapped. */
+    uint64_t base = rdmsr(MSR_IA32_APIC_BASE) | APIC_BASE_EN;
+    wrmsr(MSR_IA32_APIC_BASE, base);
+    if (!xapic)
+        wrmsr(MSR_IA32_APIC_BASE, base | APIC_BASE_EXTD);
+    lapic_setup();
+}
+
+void apic_timer_start_ticks(uint64_t ticks)
+{
+    if (ticks > 0xFFFFFFFFu)
+        ticks = 0xFFFFFFFFu;
+    apic_write(APIC_LVT_TIMER, VEC_TIMER); /* one-shot, unmasked */
+    apic_write(APIC_TIMER_INIT, (uint32_t)ticks);
+}
+
 void apic_init(void)
 {
     outb(PIC1_DATA, PIC_MASK_ALL); /* the legacy PIC stays silent: LAPIC only */
@@ -314,11 +380,7 @@ void apic_init(void)
     wrmsr(MSR_IA32_APIC_BASE, base);
     xapic = want_x2 ? NULL : (volatile uint32_t *)(base & APIC_BASE_ADDR_MASK);
 
-    apic_write(APIC_SVR, APIC_SVR_ENABLE | VEC_SPURIOUS);
-    apic_write(APIC_TPR, 0);
-    apic_write(APIC_LVT_LINT0, APIC_LVT_MASKED);
-    apic_write(APIC_LVT_ERROR, APIC_LVT_MASKED);
-    apic_write(APIC_LVT_PC, APIC_LVT_MASKED | VEC_PMI);
+    lapic_setup();
     trap_set_handler(VEC_TIMER, timer_irq);
     trap_set_handler(VEC_SPURIOUS, spurious_irq);
     timer_calibrate(clock_opt);
@@ -355,13 +417,8 @@ void udelay(uint64_t us)
 void apic_timer_oneshot_us(uint64_t us, void (*fn)(struct trap_frame *f))
 {
     uint64_t ticks = us * timer_hz_ / US_PER_S;
-    if (ticks == 0)
-        ticks = 1;
-    if (ticks > 0xFFFFFFFFu)
-        ticks = 0xFFFFFFFFu;
     timer_fn = fn;
-    apic_write(APIC_LVT_TIMER, VEC_TIMER); /* one-shot, unmasked */
-    apic_write(APIC_TIMER_INIT, (uint32_t)ticks);
+    apic_timer_start_ticks(ticks ? ticks : 1);
 }
 
 void apic_timer_cancel(void)

@@ -30,17 +30,20 @@
 #define APIC_TIMER_DIV  0x3E0
 #define APIC_SELF_IPI   0x3F0 /* x2APIC only */
 
-#define APIC_SVR_ENABLE   (1u << 8)
-#define APIC_LVT_MASKED   (1u << 16)
-#define APIC_LVT_DM_FIXED (0u << 8)
-#define APIC_LVT_DM_NMI   (4u << 8)
-#define APIC_LVT_DM_MASK  (7u << 8)
-#define APIC_LVT_VECTOR   0xFFu
-#define APIC_ICR_DM_NMI   (4u << 8)
-#define APIC_ICR_PENDING  (1u << 12)
-#define APIC_ICR_ASSERT   (1u << 14)
-#define APIC_ICR_SELF     (1u << 18) /* destination shorthand: self (fixed only) */
-#define APIC_TIMER_DIV_16 0x3
+#define APIC_SVR_ENABLE     (1u << 8)
+#define APIC_LVT_MASKED     (1u << 16)
+#define APIC_LVT_DM_FIXED   (0u << 8)
+#define APIC_LVT_DM_NMI     (4u << 8)
+#define APIC_LVT_DM_MASK    (7u << 8)
+#define APIC_LVT_VECTOR     0xFFu
+#define APIC_ICR_DM_NMI     (4u << 8)
+#define APIC_ICR_PENDING    (1u << 12)
+#define APIC_ICR_ASSERT     (1u << 14)
+#define APIC_ICR_SELF       (1u << 18) /* destination shorthand: self (fixed only) */
+#define APIC_ICR_DM_INIT    (5u << 8)
+#define APIC_ICR_DM_STARTUP (6u << 8)
+#define APIC_ICR_LEVEL      (1u << 15) /* trigger mode: level (INIT) */
+#define APIC_TIMER_DIV_16   0x3
 
 /* apic=: the LAPIC mode. auto keeps x2APIC if the firmware turned it on, else xAPIC. */
 enum apic_mode { APIC_MODE_AUTO, APIC_MODE_XAPIC, APIC_MODE_X2APIC };
@@ -63,6 +66,17 @@ bool apic_in_service(unsigned vector);
 
 void apic_self_ipi(unsigned vector);
 void apic_self_nmi(void);
+/* IPIs to another CPU by APIC ID: a fixed vector, an NMI, and the INIT and STARTUP messages
+ * that start an application processor (kernel/smp.c). */
+void apic_send_ipi(uint32_t dest, unsigned vector);
+void apic_send_nmi(uint32_t dest);
+void apic_send_init(uint32_t dest);
+void apic_send_startup(uint32_t dest, unsigned page);
+/* On an application processor: its LAPIC on in the bootstrap CPU's mode, set up as
+ * apic_init() set the bootstrap CPU's (the timer's divider too: the rates apply to it). */
+void apic_init_ap(void);
+/* Starts the calling CPU's one-shot timer (VEC_TIMER) with this many ticks. */
+void apic_timer_start_ticks(uint64_t ticks);
 
 /* LAPIC timer: calibrated at init; one-shot with a handler. */
 uint64_t apic_timer_hz(void);

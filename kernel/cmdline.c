@@ -40,6 +40,10 @@ static int fail(struct parse *ps, int code, const char *fmt, ...)
  * (built into buf), or the kind's fixed form. */
 static const char *expect_of(const struct cmdline_option *d, char *buf, size_t size)
 {
+    if (d->kind == CMDLINE_U64 && d->word) {
+        ksnprintf(buf, size, "%s >= %lu, or %s", U64_EXPECT, d->min, d->word);
+        return buf;
+    }
     if (d->kind == CMDLINE_U64)
         return U64_EXPECT;
     if (d->kind == CMDLINE_LIST)
@@ -133,6 +137,11 @@ static int apply_u64(struct parse *ps, const struct cmdline_option *d, const cha
 
     if (!val)
         return missing_value(ps, d);
+    if (d->word && word_eq(val, vlen, d->word)) {
+        if (ps->store)
+            *(uint64_t *)d->var = d->word_value;
+        return 0;
+    }
     if (vlen > U64_HEX_PREFIX_LEN && val[0] == '0' && (val[1] == 'x' || val[1] == 'X')) {
         for (size_t i = U64_HEX_PREFIX_LEN; i < vlen; i++) {
             int h = hex_digit(val[i]);
@@ -155,6 +164,8 @@ static int apply_u64(struct parse *ps, const struct cmdline_option *d, const cha
             v = v * DECIMAL_BASE + digit;
         }
     }
+    if (v < d->min)
+        return bad_value(ps, d, val, vlen, NULL);
     if (ps->store)
         *(uint64_t *)d->var = v;
     return 0;

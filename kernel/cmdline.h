@@ -12,7 +12,8 @@
  * bad command line fails the run cleanly rather than being guessed at. Value forms:
  *   choice   key=NAME, one of the option's names
  *   flag     key (on), key=0 or key=1
- *   u64      key=N, decimal or 0x-hex (leading zeros are decimal, not octal)
+ *   u64      key=N, decimal or 0x-hex (leading zeros are decimal, not octal); a count also
+ *            has a minimum and may accept one word for a value (smp=all)
  *   list     key=ITEM[,ITEM...], at most as many items, each at most as long, as the storage holds
  */
 #ifndef BTSX_KERNEL_CMDLINE_H
@@ -51,6 +52,9 @@ struct cmdline_option {
     size_t max_items, item_size;
     const char *noun;   /* list: what an item is called in messages ("item") */
     const char *expect; /* list: the value's form in messages ("ITEM[,ITEM...]") */
+    uint64_t min;       /* u64: the smallest number accepted */
+    const char *word;   /* u64: if set, a name accepted for word_value ("all") */
+    uint64_t word_value;
 };
 
 /* The registered options, in link order. The names are the ones GNU ld gives a section whose
@@ -80,6 +84,12 @@ extern const struct cmdline_option __start_btsx_options[], __stop_btsx_options[]
 #define OPTION_U64(name_, var_, given_)                                                            \
     _Static_assert(sizeof(var_) == sizeof(uint64_t), "a u64 is stored as a uint64_t");             \
     CMDLINE_OPTION_(.name = name_, .kind = CMDLINE_U64, .var = &(var_), .given = &(given_))
+/* A uint64_t count of at least min_, or word_ (a name such as "all") for word_value_; given_ as
+ * for OPTION_U64. */
+#define OPTION_COUNT(name_, var_, given_, min_, word_, word_value_)                                \
+    _Static_assert(sizeof(var_) == sizeof(uint64_t), "a count is stored as a uint64_t");           \
+    CMDLINE_OPTION_(.name = name_, .kind = CMDLINE_U64, .var = &(var_), .given = &(given_),        \
+                    .min = (min_), .word = (word_), .word_value = (word_value_))
 /* A comma-separated list into array_ (char[N][LEN]: at most N items of at most LEN - 1
  * characters) and count_ (unsigned). A line's list replaces the stored one. */
 #define OPTION_LIST(name_, expect_, noun_, array_, count_)                                         \

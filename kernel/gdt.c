@@ -7,39 +7,76 @@
 #define TSS_TYPE_AVAILABLE 0x89 /* present, 64-bit TSS (available) */
 #define IST_COUNT          4    /* NMI, #DF, #MC, #DB: see kernel/trap.c */
 
-struct tss {
-    uint32_t reserved0;
-    uint64_t rsp[3];
-    uint64_t reserved1;
-    uint64_t ist[7];
-    uint64_t reserved2;
-    uint16_t reserved3, iomap_base;
-} __attribute__((packed));
-
 _Static_assert(offsetof(struct tss, rsp) == TSS_RSP0_OFFSET, "kernel/isr.S reads RSP0 there");
 _Static_assert(offsetof(struct tss, ist) == TSS_IST_NMI_OFFSET, "kernel/isr.S reads IST1 there");
 
+/* The bootstrap CPU's GDT, built in boot/entry.S: the template of the others. */
 extern uint64_t gdt[GDT_ENTRIES];
-/* Not static: the #DB and NMI entries read RSP0 and IST1 (kernel/isr.S). */
-struct tss kernel_tss __attribute__((aligned(16)));
-static uint8_t ist_stacks[IST_COUNT][IST_STACK_SIZE] __attribute__((aligned(16)));
+/* Each CPU's own TSS, and a GDT for each application processor (a TSS descriptor names one
+ * TSS and is marked busy by LTR, so no two CPUs can share a GDT). Not static: the #DB, NMI
+ * and SYSCALL entries read cpu_tss[0] (kernel/isr.S, sched/syscall_entry.S). */
+struct tss cpu_tss[SMP_MAX_CPUS] __attribute__((aligned(16)));
+static uint64_t ap_gdt[SMP_MAX_CPUS][GDT_ENTRIES] __attribute__((aligned(16)));
+/* Every CPU's IST stacks in one array, so that one range check tells a shared stack. */
+static uint8_t ist_stacks[SMP_MAX_CPUS][IST_COUNT][IST_STACK_SIZE] __attribute__((aligned(16)));
 /* Where traps from user mode land until the scheduler gives each user task its own. */
 static uint8_t rsp0_stack[BOOT_STACK_SIZE] __attribute__((aligned(16)));
 
+static void tss_fill(unsigned cpu, uint64_t rsp0)
+{
+    struct tss *t = &cpu_tss[cpu];
+    for (unsigned i = 0; i < IST_COUNT; i++)
+        t->ist[i] = (uint64_t)&ist_stacks[cpu][i][IST_STACK_SIZE];
+    t->rsp[0] = rsp0;
+    t->iomap_base = sizeof(*t); /* no I/O bitmap: user mode gets no port access */
+}
+
+static void tss_descriptor(uint64_t *table, const struct tss *t)
+{
+    uint64_t base = (uint64_t)t, limit = sizeof(*t) - 1;
+    unsigned slot = GDT_TSS / 8;
+    table[slot] = (limit & 0xFFFF) | ((base & 0xFFFFFF) << 16) |
+                  ((uint64_t)TSS_TYPE_AVAILABLE << 40) | (((limit >> 16) & 0xF) << 48) |
+                  (((base >> 24) & 0xFF) << 56);
+    table[slot + 1] = base >> 32;
+}
+
 void gdt_init(void)
 {
-    for (unsigned i = 0; i < IST_COUNT; i++)
-        kernel_tss.ist[i] = (uint64_t)&ist_stacks[i][IST_STACK_SIZE];
-    kernel_tss.rsp[0] = (uint64_t)&rsp0_stack[sizeof(rsp0_stack)];
-    kernel_tss.iomap_base = sizeof(kernel_tss); /* no I/O bitmap: user mode gets no port access */
-
-    uint64_t base = (uint64_t)&kernel_tss, limit = sizeof(kernel_tss) - 1;
-    unsigned slot = GDT_TSS / 8;
-    gdt[slot] = (limit & 0xFFFF) | ((base & 0xFFFFFF) << 16) |
-                ((uint64_t)TSS_TYPE_AVAILABLE << 40) | (((limit >> 16) & 0xF) << 48) |
-                (((base >> 24) & 0xFF) << 56);
-    gdt[slot + 1] = base >> 32;
+    tss_fill(0, (uint64_t)&rsp0_stack[sizeof(rsp0_stack)]);
+    tss_descriptor(gdt, &cpu_tss[0]);
     __asm__ volatile("ltr %w0" : : "r"(GDT_TSS));
+}
+
+struct tss *gdt_init_ap(unsigned cpu, uint64_t rsp0)
+{
+    uint64_t *table = ap_gdt[cpu];
+    for (unsigned i = 0; i < GDT_ENTRIES; i++)
+        table[i] = gdt[i];
+    tss_fill(cpu, rsp0);
+    tss_descriptor(table, &cpu_tss[cpu]);
+    struct {
+        uint16_t limit;
+        uint64_t base;
+    } __attribute__((packed)) d = {sizeof(ap_gdt[cpu]) - 1, (uint64_t)table};
+    /* The trampoline's selectors have the same numbers, but CS must be reloaded from this
+     * table all the same (a far return), and FS and GS made null before GS gets its base. */
+    __asm__ volatile("lgdt %0\n\t"
+                     "pushq %1\n\t"
+                     "lea 1f(%%rip), %%rax\n\t"
+                     "pushq %%rax\n\t"
+                     "lretq\n"
+                     "1:\n\t"
+                     "mov %2, %%ds\n\t"
+                     "mov %2, %%es\n\t"
+                     "mov %2, %%ss\n\t"
+                     "mov %3, %%fs\n\t"
+                     "mov %3, %%gs\n\t"
+                     "ltr %w4"
+                     :
+                     : "m"(d), "i"(GDT_KERNEL_CS), "r"(GDT_KERNEL_DS), "r"(0), "r"(GDT_TSS)
+                     : "rax", "memory");
+    return &cpu_tss[cpu];
 }
 
 bool ist_stack_contains(uint64_t addr)
@@ -49,5 +86,5 @@ bool ist_stack_contains(uint64_t addr)
 
 void tss_set_rsp0(uint64_t rsp0)
 {
-    kernel_tss.rsp[0] = rsp0;
+    cpu_tss[0].rsp[0] = rsp0;
 }

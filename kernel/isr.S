@@ -5,8 +5,11 @@
  * through db_entry and nmi_entry, which pick the stack their handlers run on.
  */
 #include "boot/asm.h"
+#include "boot/layout.h"
 #include "kernel/gdt.h"
+#include "kernel/msr-index.h"
 #include "kernel/paging.h"
+#include "kernel/percpu.h"
 
 #define STUB_SIZE 16
 
@@ -37,8 +40,13 @@ ENTRY(isr_stubs)
 LABEL(isr_stubs_end)
 END(isr_stubs)
 
-/* Completes struct trap_frame over the vector and error code, calls fn(frame), undoes it. */
-.macro CALL_WITH_FRAME fn
+/* Completes struct trap_frame over the vector and error code, calls fn(frame), undoes it.
+ * With gs=1 it also makes sure the kernel's GS is loaded while fn runs (kernel/percpu.h): if
+ * IA32_GS_BASE is not one of the per-CPU structures, the interrupted code ran with the user's
+ * GS (CPL 3, or the few kernel instructions next to SWAPGS), and the two are swapped around
+ * the call. The decision reads the MSR rather than the saved CS because an NMI or #DB can
+ * land in those few instructions at CPL 0. R12 remembers it across the call (callee-saved). */
+.macro CALL_WITH_FRAME fn, gs=0
     cld
     push %rax
     push %rbx
@@ -55,11 +63,31 @@ END(isr_stubs)
     push %r13
     push %r14
     push %r15
+    .if \gs
+    xor %r12d, %r12d
+    mov $MSR_GS_BASE, %ecx
+    rdmsr
+    shl $32, %rdx
+    or %rax, %rdx
+    lea percpu_all(%rip), %rax
+    sub %rax, %rdx
+    cmp $(SMP_MAX_CPUS * PERCPU_SIZE), %rdx
+    jb 7f
+    swapgs
+    mov $1, %r12d
+7:
+    .endif
     mov %rsp, %rdi
     mov %rsp, %rbx                      /* callee-saved: the frame, across the call */
     and $-16, %rsp                      /* ABI alignment, whatever the interrupted stack was */
     call \fn
     mov %rbx, %rsp
+    .if \gs
+    test %r12d, %r12d
+    jz 8f
+    swapgs
+8:
+    .endif
     pop %r15
     pop %r14
     pop %r13
@@ -79,7 +107,7 @@ END(isr_stubs)
 .endm
 
 LOCAL_ENTRY(isr_common)
-    CALL_WITH_FRAME trap_dispatch
+    CALL_WITH_FRAME trap_dispatch, gs=1
 LABEL(isr_iretq)
     iretq
 END(isr_common)
@@ -125,7 +153,7 @@ END(isr_common)
     ja \hazard                          /* CPL 0 on a stack that is not the kernel's */
     and $-16, %rax
     jmp \move
-1:  mov kernel_tss + TSS_RSP0_OFFSET(%rip), %rax
+1:  mov cpu_tss + TSS_RSP0_OFFSET(%rip), %rax
 \move:
     sub $(IST_WORDS * 8), %rax
     .irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8
@@ -175,7 +203,7 @@ LOCAL_ENTRY(nmi_entry)
 END(nmi_entry)
 
 LOCAL_ENTRY(nmi_hazard)
-    mov kernel_tss + TSS_IST_NMI_OFFSET(%rip), %rax
+    mov cpu_tss + TSS_IST_NMI_OFFSET(%rip), %rax
     sub $NMI_LANDING, %rax
     jmp nmi_move
 END(nmi_hazard)

@@ -7,6 +7,7 @@
 #include "kernel/extable.h"
 #include "kernel/gdt.h"
 #include "kernel/panic.h"
+#include "kernel/percpu.h"
 
 #define STUB_SIZE      16
 #define GATE_INTERRUPT 0x8E /* present, DPL 0, 64-bit interrupt gate */
@@ -26,7 +27,7 @@ struct idt_gate {
 } __attribute__((packed));
 
 static struct idt_gate idt[NUM_VECTORS] __attribute__((aligned(16)));
-static trap_handler_t handlers[NUM_VECTORS];
+static trap_handler_t handlers[NUM_VECTORS], ap_handlers[NUM_VECTORS];
 volatile unsigned trap_depth;
 trap_exit_hook_t trap_exit_hook;
 trap_entry_hook_t trap_entry_hook;
@@ -73,6 +74,11 @@ void idt_init(void)
     /* Trace tests execute int3 and int $0x80 from user mode too. */
     set_gate(VEC_BP, 0, GATE_INTERRUPT | GATE_DPL3);
     set_gate(VEC_TEST_SOFTINT, 0, GATE_INTERRUPT | GATE_DPL3);
+    idt_load();
+}
+
+void idt_load(void)
+{
     struct {
         uint16_t limit;
         uint64_t base;
@@ -81,6 +87,11 @@ void idt_init(void)
         (uint64_t)idt,
     };
     __asm__ volatile("lidt %0" : : "m"(d));
+}
+
+void trap_set_ap_handler(unsigned vector, trap_handler_t h)
+{
+    ap_handlers[vector] = h;
 }
 
 trap_handler_t trap_set_handler(unsigned vector, trap_handler_t h)
@@ -197,6 +208,19 @@ bool trap_syscall_tf_quirk(void)
 void trap_dispatch(struct trap_frame *f);
 void trap_dispatch(struct trap_frame *f)
 {
+    if (this_cpu()->cpu != 0) {
+        /* An AP runs no tasks and no tests: its exceptions get the fixup table (the MSR
+         * probes), never the bootstrap CPU's task-fault or test-recovery hooks. */
+        trap_handler_t h = ap_handlers[f->vector];
+        uint64_t fixup = extable_lookup(f->rip);
+        if (h)
+            h(f);
+        else if (f->vector < VEC_NUM_EXCEPTIONS && fixup && !trap_from_user(f))
+            f->rip = fixup;
+        else
+            panic_frame(f, "unexpected exception or interrupt on an application processor");
+        return;
+    }
     trap_depth++;
     if (trap_entry_hook)
         trap_entry_hook(f);

@@ -5,6 +5,7 @@
 /* Vectors btsx assigns (usable from assembly). */
 #define VEC_TEST_SOFTINT 0x80 /* `int $0x80` in trace tests */
 #define VEC_TEST_IPI     0xE0 /* self-IPI test vector */
+#define VEC_SMP_CALL     0xE4 /* smp_call() to an application processor (kernel/smp.c) */
 #define VEC_PMI          0xE8 /* LVT performance counter (BTS threshold) */
 #define VEC_TIMER        0xF0 /* LAPIC timer */
 #define VEC_SPURIOUS     0xFF
@@ -50,9 +51,15 @@ struct trap_frame {
 typedef void (*trap_handler_t)(struct trap_frame *f);
 
 void idt_init(void);
+/* Loads the IDT idt_init() built on the calling CPU (an application processor). */
+void idt_load(void);
 /* Installs a handler for a vector; returns the previous one. An exception vector's first
  * handler is the default handling (fixups, fault hooks, panic): chain to it to keep that. */
 trap_handler_t trap_set_handler(unsigned vector, trap_handler_t h);
+/* An application processor's handler for a vector. APs have a table of their own: they take
+ * only what is sent to them (kernel/smp.h), and none of the bootstrap CPU's hooks, handlers or
+ * trap_depth; a vector with no AP handler is an exception's default handling or a panic. */
+void trap_set_ap_handler(unsigned vector, trap_handler_t h);
 /* Entry address of a vector's entry code (what an IDT gate points at, a BTS record's `to`). */
 uint64_t trap_stub_address(unsigned vector);
 /* The IRETQ every vector's entry code returns through (a BTS record's `from` then). */

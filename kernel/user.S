@@ -27,6 +27,7 @@ ENTRY(user_enter)
     xor %r13d, %r13d
     xor %r14d, %r14d
     xor %r15d, %r15d
+    swapgs                              /* the user's GS (kernel/percpu.h) */
 LABEL(user_enter_iretq)
     iretq
 END(user_enter)

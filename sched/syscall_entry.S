@@ -1,16 +1,18 @@
 /*
  * SYSCALL lands here at CPL 0 with the user's RSP, RIP in RCX, RFLAGS in R11 and IF/TF/DF/AC
- * cleared by IA32_FMASK. Switch to the task's kernel stack (the TSS's RSP0: the scheduler
- * keeps it at the top of the current user task's stack), build struct syscall_frame, call
- * syscall_dispatch, and SYSRET with whatever it left in the frame.
+ * cleared by IA32_FMASK. Swap in the kernel's GS (kernel/percpu.h), switch to the task's kernel
+ * stack (the TSS's RSP0: the scheduler keeps it at the top of the current user task's stack),
+ * build struct syscall_frame, call syscall_dispatch, swap GS back and SYSRET with whatever it
+ * left in the frame.
  */
 #include "boot/asm.h"
 #include "kernel/gdt.h"
 
     .text
 ENTRY(syscall_entry)
+    swapgs                              /* the kernel's GS (kernel/percpu.h) */
     mov %rsp, syscall_user_rsp(%rip)
-    mov kernel_tss + TSS_RSP0_OFFSET(%rip), %rsp
+    mov cpu_tss + TSS_RSP0_OFFSET(%rip), %rsp
     pushq syscall_user_rsp(%rip)
     push %r11
     push %rcx
@@ -44,6 +46,7 @@ ENTRY(syscall_entry)
     pop %rax
     pop %rcx
     pop %r11
+    swapgs                              /* the user's GS again */
     pop %rsp                            /* interrupts are off: nothing runs on this stack */
 LABEL(syscall_sysretq)
     sysretq

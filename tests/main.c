@@ -22,6 +22,7 @@
 #include "kernel/panic.h"
 #include "kernel/printf.h"
 #include "kernel/shutdown.h"
+#include "kernel/smp.h"
 #include "kernel/string.h"
 #include "kernel/trap.h"
 #include "tests/test.h"
@@ -69,6 +70,7 @@ void kmain(uint32_t magic, uint64_t info)
     console_init();
     cpu_init();
     gdt_init();
+    smp_init_bsp();
     idt_init();
 
     const char *why = NULL;
@@ -96,6 +98,7 @@ void kmain(uint32_t magic, uint64_t info)
     hpet_init();
     apic_init();
     nmi_watchdog_init();
+    smp_init();
     ds_init();
     trap_probe_syscall_tf(); /* before syscall_init() sets up SYSCALL for good */
     sched_init();

@@ -34,6 +34,7 @@ static const char *const documented[] = {
     "pmi",
     "apic",
     "clock",
+    "smp",
     "console",
     "dump",
     "volume",
@@ -127,8 +128,8 @@ TEST(cmdline, registered, "exactly the documented options are registered, once e
 struct parsed {
     int backend, exit, pmi, apic, clock, console, model_layout, model, model_skid, model_offos,
         model_handler;
-    uint64_t seed;
-    bool seed_given, verbose, selftest, dump;
+    uint64_t seed, smp;
+    bool seed_given, smp_given, verbose, selftest, dump;
     unsigned nglobs;
     char glob[2][GLOB_COPY];
 };
@@ -157,7 +158,7 @@ TEST(cmdline, accepts, "every documented option parses into its layer's value", 
     int rc = cmdline_parse("tests=boot.*,apic.?elf_ipi backend=model seed=0x2a verbose "
                            "exit=halt selftest=0 pmi=nmi apic=xapic console=serial dump=1 "
                            "model.layout=netburst clock=hpet model=hw model.skid=3 "
-                           "model.offos_returns=never model.handler_records=always",
+                           "model.offos_returns=never model.handler_records=always smp=3",
                            err, sizeof(err));
     p = (struct parsed){
         .backend = choice("backend"),
@@ -173,6 +174,8 @@ TEST(cmdline, accepts, "every documented option parses into its layer's value", 
         .model_handler = choice("model.handler_records"),
         .seed = *(const uint64_t *)seed->var,
         .seed_given = *seed->given,
+        .smp = *(const uint64_t *)option("smp")->var,
+        .smp_given = *option("smp")->given,
         .verbose = flag("verbose"),
         .selftest = flag("selftest"),
         .dump = flag("dump"),
@@ -195,6 +198,7 @@ TEST(cmdline, accepts, "every documented option parses into its layer's value", 
     CHECK(p.exit == EXIT_HALT && p.apic == APIC_MODE_XAPIC && p.clock == CLOCK_HPET &&
               p.console == CONSOLE_SERIAL,
           "kernel options wrong");
+    CHECK(p.smp == 3 && p.smp_given, "smp=3 stored %lu", p.smp);
     CHECK(p.seed == 42 && p.seed_given && p.verbose && !p.selftest && p.dump,
           "framework options wrong");
     CHECK_EQ(p.nglobs, 2);

@@ -445,6 +445,22 @@ class Commands(unittest.TestCase):
                     self.assertRaises(SystemExit):
                 runner.parse_args(bad)
 
+    def test_smp(self) -> None:
+        self.assertEqual(self.opts.smp, 1)
+        cmd = runner.qemu_command("direct", self.opts.files("direct"), "", "tcg")
+        self.assertEqual(cmd[cmd.index("-smp") + 1], "1")
+        opts = runner.parse_args(["--smp", "4", "--config", "direct,bios"])
+        self.assertEqual(opts.smp, 4)
+        cmd = runner.qemu_command("bios", opts.files("bios"), "", "tcg", smp=opts.smp)
+        self.assertEqual(cmd[cmd.index("-smp") + 1], "4")
+        opts = runner.parse_args(["--smp", "2", "--config", "bochs-skylake"])
+        text = bochs.bochsrc_text(opts.files("bochs-skylake"), "term", "m", Path("/i"), opts.smp)
+        self.assertIn("cpu: model=m, count=2, reset_on_triple_fault=0", text)
+        for bad in (["--smp", "0"], ["--smp", "17"], ["--smp", "x"]):
+            with self.subTest(bad=bad), contextlib.redirect_stderr(io.StringIO()), \
+                    self.assertRaises(SystemExit):
+                runner.parse_args(bad)
+
     def test_iso_uses_fw_cfg_with_escaped_commas(self) -> None:
         cmd = runner.qemu_command("bios", self.p, "tests=a,b", "tcg")
         self.assertNotIn("-append", cmd)
@@ -466,7 +482,8 @@ class Commands(unittest.TestCase):
         for line in ("cpu: model=corei7_skylake_x", "boot: cdrom", "port_e9_hack: enabled=1",
                      "com1: enabled=1, mode=file, dev=/b/logs/t1-bochs-skylake.log",
                      "display_library: term",
-                     "ata0-master: type=cdrom, path=/b/logs/t1-bochs-skylake.iso"):
+                     "ata0-master: type=cdrom, path=/b/logs/t1-bochs-skylake.iso",
+                     "cpu: model=corei7_skylake_x, count=1, reset_on_triple_fault=0"):
             self.assertIn(line, text)
         self.assertEqual(bochs.CPU["bochs"], "core2_penryn_t9600")
 

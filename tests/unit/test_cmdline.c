@@ -50,6 +50,8 @@ struct options {
     enum layout model_layout;
     char names[MAX_NAMES][NAME_LEN]; /* a second list: limits and noun come from its own */
     unsigned nnames;
+    uint64_t cpus; /* a count: at least 1, or "all" */
+    bool cpus_set;
 };
 static struct options o;
 
@@ -71,6 +73,7 @@ OPTION_CHOICE("model.layout", o.model_layout, {"auto", MODEL_LAYOUT_AUTO},
 OPTION_CHOICE("clock", o.clock, {"auto", CLOCK_AUTO}, {"pit", CLOCK_PIT}, {"hpet", CLOCK_HPET},
               {"cpuid", CLOCK_CPUID});
 OPTION_LIST("names", "NAME[,NAME...]", "name", o.names, o.nnames);
+OPTION_COUNT("cpus", o.cpus, o.cpus_set, 1, "all", UINT64_MAX);
 
 /* The defaults, as the owners' initializers would give them. */
 static void reset(void)
@@ -99,11 +102,11 @@ static struct options parse_ok(const char *line)
     return o;
 }
 
-/* The section holds this file's 13 registrations, and nothing else. */
+/* The section holds this file's 14 registrations, and nothing else. */
 static void test_registered(void **state)
 {
     (void)state;
-    assert_int_equal(__stop_btsx_options - __start_btsx_options, 13);
+    assert_int_equal(__stop_btsx_options - __start_btsx_options, 14);
 }
 
 static void test_empty_lines(void **state)
@@ -182,6 +185,19 @@ static void test_seed(void **state)
     assert_int_equal(parse_ok("seed=0xffffffffffffffff").seed, UINT64_MAX);
     assert_int_equal(parse_ok("seed=0x0000000000000000001").seed, 1);
     assert_false(parse_ok("verbose").seed_set);
+}
+
+static void test_count(void **state)
+{
+    struct options r;
+
+    (void)state;
+    r = parse_ok("cpus=1");
+    assert_true(r.cpus_set);
+    assert_int_equal(r.cpus, 1);
+    assert_int_equal(parse_ok("cpus=0x10").cpus, 16);
+    assert_int_equal(parse_ok("cpus=all").cpus, UINT64_MAX);
+    assert_false(parse_ok("verbose").cpus_set);
 }
 
 static void test_lists(void **state)
@@ -269,6 +285,10 @@ static const struct bad_case bad_cases[] = {
     {"verbose /boot/late.elf", CMDLINE_EUNKNOWN, "unknown option '/boot/late.elf'"},
     {"=x", CMDLINE_EUNKNOWN, "empty option name in '=x'"},
     {"=", CMDLINE_EUNKNOWN, "empty option name in '='"},
+    {"cpus=0", CMDLINE_EVALUE, "bad value '0' for 'cpus' (decimal or 0x-hex u64 >= 1, or all)"},
+    {"cpus=x", CMDLINE_EVALUE, "bad value 'x' for 'cpus' (decimal or 0x-hex u64 >= 1, or all)"},
+    {"cpus=ALL", CMDLINE_EVALUE, "bad value 'ALL' for 'cpus' (decimal or 0x-hex u64 >= 1, or all)"},
+    {"cpus", CMDLINE_EVALUE, "missing value for 'cpus' (decimal or 0x-hex u64 >= 1, or all)"},
     {"backend", CMDLINE_EVALUE, "missing value for 'backend' (auto|hw|model)"},
     {"backend=", CMDLINE_EVALUE, "bad value '' for 'backend' (auto|hw|model)"},
     {"backend=x", CMDLINE_EVALUE, "bad value 'x' for 'backend' (auto|hw|model)"},
@@ -420,12 +440,12 @@ static void test_error_buffer(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_registered),     cmocka_unit_test(test_empty_lines),
-        cmocka_unit_test(test_choices),        cmocka_unit_test(test_flags),
-        cmocka_unit_test(test_seed),           cmocka_unit_test(test_lists),
-        cmocka_unit_test(test_whole_line),     cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_codes_distinct), cmocka_unit_test(test_line_length),
-        cmocka_unit_test(test_error_buffer),
+        cmocka_unit_test(test_registered),  cmocka_unit_test(test_empty_lines),
+        cmocka_unit_test(test_choices),     cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_seed),        cmocka_unit_test(test_count),
+        cmocka_unit_test(test_lists),       cmocka_unit_test(test_whole_line),
+        cmocka_unit_test(test_errors),      cmocka_unit_test(test_codes_distinct),
+        cmocka_unit_test(test_line_length), cmocka_unit_test(test_error_buffer),
     };
     /* A runaway loop in the code under test must fail the run, not hang `make unit`. */
     alarm(UNIT_TIMEOUT_S);

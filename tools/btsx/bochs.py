@@ -80,11 +80,12 @@ def build_run_iso(p: RunFiles, append: str) -> str | None:
     return None
 
 
-def bochsrc_text(p: RunFiles, display: str, cpu: str, iso: Path) -> str:
+def bochsrc_text(p: RunFiles, display: str, cpu: str, iso: Path, cpus: int = 1) -> str:
     # reset_on_triple_fault=0 is Bochs's -no-reboot; the speaker and sound
     # lines stop Debian's ALSA plugin from aborting on a machine without sound.
+    # count=N: Debian's Bochs is built with SMP (its BIOS lists the CPUs in the MADT).
     return f"""\
-cpu: model={cpu}, reset_on_triple_fault=0
+cpu: model={cpu}, count={cpus}, reset_on_triple_fault=0
 memory: guest=256, host=256
 romimage: file={BIOS}
 vgaromimage: file={VGA}

@@ -48,6 +48,7 @@ BOOT_HEADER = {"direct": "direct", "bios": "bios", "uefi": "uefi",
                **{config: "bios" for config in bochs.CPU}}
 OVMF_CODE = Path("/usr/share/OVMF/OVMF_CODE_4M.fd")
 OVMF_VARS = Path("/usr/share/OVMF/OVMF_VARS_4M.fd")
+SMP_MAX = 16            # boot/layout.h SMP_MAX_CPUS
 QEMU_TIMEOUT = 120      # s per configuration by default
 QEMU_EXIT_GRACE = 10    # s a QEMU guest may take to exit after its summary
 MAX_LOG = 64 << 20      # a kernel printing in a loop must not fill the disk
@@ -99,6 +100,7 @@ class Options:
     append: str
     config_append: Mapping[str, str]
     accel: str
+    smp: int
     timeout: float | None
     jobs: int
     junit: Path | None
@@ -137,6 +139,8 @@ def parse_args(argv: Sequence[str] | None) -> Options:
                    help="more kernel options for one configuration, after --append's "
                    "(e.g. 'bochs=volume=quick'); repeatable")
     p.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto")
+    p.add_argument("--smp", type=int, default=1, metavar="N",
+                   help="CPUs of the machine (QEMU -smp N, Bochs cpu: count=N; default 1)")
     p.add_argument("--timeout", type=float, help="seconds per configuration (default "
                    f"{QEMU_TIMEOUT} under QEMU, {bochs.TIMEOUT} under Bochs)")
     p.add_argument("-j", dest="jobs", type=int, default=1, help="configurations in parallel")
@@ -180,6 +184,8 @@ def parse_args(argv: Sequence[str] | None) -> Options:
             p.error(f"--config-append {item!r}: expected CONFIG=ARGS, once per configuration, "
                     f"CONFIG one of {', '.join(CONFIGS)}")
         config_append[name] = args
+    if ns.smp < 1 or ns.smp > SMP_MAX:
+        p.error(f"--smp must be 1..{SMP_MAX} (the kernel's SMP_MAX_CPUS)")
     if ns.jobs < 1 or (ns.timeout is not None and ns.timeout <= 0):
         p.error("-j and --timeout must be positive")
     build = Path(ns.build)
@@ -188,6 +194,7 @@ def parse_args(argv: Sequence[str] | None) -> Options:
         p.error("the build and log directories must not contain ',' (QEMU option syntax)")
     return Options(configs=configs, list_configs=ns.list_configs, build=build, logdir=logdir,
                    tag=ns.tag, append=ns.append, config_append=config_append, accel=ns.accel,
+                   smp=ns.smp,
                    timeout=ns.timeout,
                    jobs=ns.jobs, junit=Path(ns.junit) if ns.junit else None, expect=expect,
                    expect_exit=ns.expect_exit, expect_header=expect_header,
@@ -298,9 +305,9 @@ def qemu_escape(value: str) -> str:
 
 
 def qemu_command(config: str, p: RunFiles, append: str, accel: str,
-                 qemu: str = "qemu-system-x86_64", monitor: bool = False) -> list[str]:
+                 qemu: str = "qemu-system-x86_64", monitor: bool = False, smp: int = 1) -> list[str]:
     mon = f"unix:{qemu_escape(str(p.monitor))},server=on,wait=off" if monitor else "none"
-    cmd = [qemu, "-M", "q35", "-m", "256M", "-smp", "1", "-display", "none", "-vga", "std",
+    cmd = [qemu, "-M", "q35", "-m", "256M", "-smp", str(smp), "-display", "none", "-vga", "std",
            "-no-reboot", "-nodefaults", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
            "-serial", f"file:{p.log}", "-monitor", mon]
     cmd += ["-accel", "kvm", "-cpu", "host,pmu=on"] if accel == "kvm" else ["-accel", "tcg", "-cpu", "max"]
@@ -569,7 +576,8 @@ def run_config(config: str, opts: Options, accel: str) -> Run:
         iso = p.iso
         if opts.append_for(config):
             problem, iso = bochs.build_run_iso(p, opts.append_for(config)), p.runiso
-        p.bochsrc.write_text(bochs.bochsrc_text(p, bochs.display(), bochs.CPU[config], iso))
+        p.bochsrc.write_text(bochs.bochsrc_text(p, bochs.display(), bochs.CPU[config], iso,
+                                                opts.smp))
         p.rc.write_text("c\n")  # Debian's debugger build stops before the first instruction
         cmd, grace = ["bochs", "-q", "-f", str(p.bochsrc), "-rc", str(p.rc)], float(bochs.GRACE)
         env = dict(os.environ, TERM="vt100")    # the term display needs a terminal type
@@ -577,7 +585,7 @@ def run_config(config: str, opts: Options, accel: str) -> Run:
         if config == "uefi":
             shutil.copyfile(OVMF_VARS, p.vars)   # fresh NVRAM every run
         cmd = qemu_command(config, p, opts.append_for(config), accel, opts.qemu,
-                           monitor=opts.expect_screen)
+                           monitor=opts.expect_screen, smp=opts.smp)
         grace = float(QEMU_EXIT_GRACE)
         if opts.expect_screen:
             p.monitor.unlink(missing_ok=True)

@@ -239,8 +239,25 @@ static size_t key_len(const char *tok, size_t len)
     return klen;
 }
 
-/* Whether a token before line[end] names the option (an ignored image path never does: no
- * option name starts with '/'). */
+/* Whether a token is the image a loader names before the options: a path (GRUB: "/boot/...")
+ * or a URI (iPXE: "tftp://host/btsx32.elf", a scheme of letters, digits, '+', '-' and '.'
+ * after a letter, then "://"). No option name starts with '/' or holds a ':'. */
+static bool loader_image(const char *tok, size_t len)
+{
+    if (tok[0] == '/')
+        return true;
+    size_t i = 0;
+    if (!((tok[0] >= 'a' && tok[0] <= 'z') || (tok[0] >= 'A' && tok[0] <= 'Z')))
+        return false;
+    while (i < len &&
+           ((tok[i] >= 'a' && tok[i] <= 'z') || (tok[i] >= 'A' && tok[i] <= 'Z') ||
+            (tok[i] >= '0' && tok[i] <= '9') || tok[i] == '+' || tok[i] == '-' || tok[i] == '.'))
+        i++;
+    return i + 3 <= len && tok[i] == ':' && tok[i + 1] == '/' && tok[i + 2] == '/';
+}
+
+/* Whether a token before line[end] names the option (an ignored image never does: see
+ * loader_image()). */
 static bool given_before(const char *line, size_t end, const char *name)
 {
     size_t len;
@@ -299,8 +316,8 @@ static int parse_line(struct parse *ps)
     size_t len;
 
     for (size_t pos = 0; (len = next_token(ps->line, &pos)) != 0; pos += len, first = false) {
-        /* Loaders such as GRUB pass the kernel's path as the first word. */
-        if (first && ps->line[pos] == '/')
+        /* Loaders pass the kernel's path (GRUB) or URI (iPXE) as the first word. */
+        if (first && loader_image(ps->line + pos, len))
             continue;
         int rc = parse_token(ps, pos, len);
         if (rc < 0)

@@ -111,7 +111,13 @@ static void test_registered(void **state)
 
 static void test_empty_lines(void **state)
 {
-    static const char *const lines[] = {"", " \t  \t", "/boot/btsx.elf", "\r\n"};
+    static const char *const lines[] = {"",
+                                        " \t  \t",
+                                        "/boot/btsx.elf",
+                                        "\r\n",
+                                        "tftp://10.0.0.1/btsx32.elf",
+                                        "http://lab.example/b/btsx32.elf?x=1",
+                                        "coap+tcp://h/k"};
     struct options def;
 
     (void)state;
@@ -357,6 +363,12 @@ static const struct bad_case bad_cases[] = {
     {"names=", CMDLINE_EVALUE, "bad value '' for 'names' (empty name)"},
     {"names", CMDLINE_EVALUE, "missing value for 'names' (NAME[,NAME...])"},
     {"/boot/btsx.elf verbose dump verbose", CMDLINE_EDUP, "option 'verbose' given twice"},
+    {"tftp://h/btsx32.elf verbose verbose", CMDLINE_EDUP, "option 'verbose' given twice"},
+    /* Only the first word may be the loader's image, and only a path or a URI is one. */
+    {"verbose tftp://h/btsx32.elf", CMDLINE_EUNKNOWN, "unknown option 'tftp://h/btsx32.elf'"},
+    {"tftp:/h/btsx32.elf", CMDLINE_EUNKNOWN, "unknown option 'tftp:/h/btsx32.elf'"},
+    {"1http://h/k", CMDLINE_EUNKNOWN, "unknown option '1http://h/k'"},
+    {"://h/k", CMDLINE_EUNKNOWN, "unknown option '://h/k'"},
     {"dump=1 seed=3 names=x dump=0", CMDLINE_EDUP, "option 'dump' given twice"},
     /* The error comes after valid options of every kind: none may be stored. */
     {"names=q verbose backend=hw tests=x seed=5 bogus", CMDLINE_EUNKNOWN, "unknown option 'bogus'"},

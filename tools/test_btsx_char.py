@@ -172,6 +172,59 @@ class SyntheticTest(unittest.TestCase):
         self.assertIn('"b,log"', bc.csv_text([a, b]))
 
 
+REPORT = """\
+btsx-report/1
+v=0.1.0
+cpu=Intel(R) Core(TM) i7-8650U~
+fms=6.8e.a
+uc=0xf4
+be=hw (all six probe steps p~
+n=90/1/4
+f=ds.stream:2 records out of~
+r=FAIL
+"""
+
+
+class ReportTextTest(unittest.TestCase):
+    """The btsx-report/1 text as zbarimg prints it from a screendump or a phone decodes it."""
+
+    def test_report_text(self) -> None:
+        lines = (REPORT + "\n").splitlines()     # zbarimg's own newline at the end
+        self.assertIsNone(bc.read_serial_log("qr.txt", lines))
+        r = bc.read_report_text("qr.txt", lines)
+        assert r is not None
+        self.assertEqual((r.cpu, r.ucode, r.hypervisor, r.backend, r.profile, r.facts),
+                         ("Intel(R) Core(TM) i7-8650U~ (fms 6.8e.a)", "0xf4", "none", "hw", "-",
+                          {}))
+        r = bc.read_report_text("qr.txt", (REPORT.replace("uc=0xf4\n", "hv=KVMKVMKVM\n")
+                                           .replace("\n", "\r\n")).splitlines())
+        assert r is not None
+        self.assertEqual((r.ucode, r.hypervisor), ("-", "KVMKVMKVM"))
+        r = bc.read_report_text("qr.txt", REPORT.replace("uc=0xf4\n", "more=3\n").splitlines())
+        assert r is not None
+        self.assertEqual(r.hypervisor, "-")     # left out for the size, not absent
+
+    def test_not_a_report_and_bad_reports(self) -> None:
+        self.assertIsNone(bc.read_report_text("x", ["hello", "btsx-report/1"]))
+        self.assertIsNone(bc.read_report_text("x", []))
+        for text, why in ((REPORT.replace("btsx-report/1", "btsx-report/2"), "btsx-report/2 is not"),
+                          (REPORT.replace("r=FAIL\n", ""), "lacks one of"),
+                          (REPORT.replace("n=90/1/4", "n=90"), "want n=P/F/S"),
+                          (REPORT + "oops\n", "is not key=value")):
+            with self.subTest(why=why), self.assertRaises(bc.ReportError) as cm:
+                bc.read_report_text("p.txt", text.splitlines())
+            self.assertIn(why, str(cm.exception))
+
+    def test_a_table_of_a_log_and_a_photo(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            log, photo = os.path.join(d, "a.log"), os.path.join(d, "photo.txt")
+            Path(log).write_text(HEADER + "# char: a yes\n")
+            Path(photo).write_text(REPORT)
+            table = bc.markdown([bc.read_report(Path(log)), bc.read_report(Path(photo))])
+            self.assertIn("| " + photo + " | Intel(R) Core(TM) i7-8650U~ (fms 6.8e.a) | 0xf4 | "
+                          "none | hw | - | - |", table)
+
+
 class MainTest(unittest.TestCase):
     def run_main(self, *args: str) -> tuple[int, str, str]:
         out, err = io.StringIO(), io.StringIO()

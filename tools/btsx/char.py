@@ -12,7 +12,10 @@ A malformed `# char:` line, a fact given twice or a file that is no btsx log is 
 FILE:LINE on stderr, and then no table is written (exit status 1).
 
 Each input format is one reader (READERS): a function that recognises its text and returns a
-Report, or None for text that is not its format. A new format is one more reader.
+Report, or None for text that is not its format. A new format is one more reader. Besides
+serial logs, it reads the `btsx-report/1` text (docs/report.md) on its own, as a phone or
+zbarimg decodes it from the summary screen's QR code: that gives the machine's columns (the
+report carries no `# char:` facts: they stay on the serial log).
 """
 import argparse
 import csv
@@ -24,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from btsx import report as btsx_report
 from btsx.logs import read_log
 
 # The header lines the table takes a column from (tests/framework.c, tests/btscheck.c).
@@ -100,8 +104,37 @@ def read_serial_log(source: str, lines: list[str]) -> Optional[Report]:
     return report if seen_header else None
 
 
+REPORT_VERSION_RE = re.compile(r"^btsx-report/[0-9]+$")
+
+
+def read_report_text(source: str, lines: list[str]) -> Optional[Report]:
+    """A btsx-report/1 text on its own (decoded from the screen's QR code). None if the first
+    line that is not blank is no btsx-report version line."""
+    body = [line.rstrip("\r") for line in lines]
+    while body and not body[0].strip():
+        body.pop(0)
+    while body and not body[-1].strip():
+        body.pop()      # zbarimg ends its output with a newline of its own
+    if not body or not REPORT_VERSION_RE.match(body[0]):
+        return None
+    if body[0] != btsx_report.VERSION:
+        raise ReportError(f"{source}:1: {body[0]} is not a version this tool reads "
+                          f"({btsx_report.VERSION})")
+    rep = btsx_report.parse("".join(line + "\n" for line in body))
+    if rep.errors:
+        raise ReportError(f"{source}: {rep.errors[0]}")
+    f = rep.facts
+    report = Report(source)
+    report.cpu = f"{f.get('cpu', '-')} (fms {f['fms']})" if "fms" in f else f.get("cpu", "-")
+    report.ucode = f.get("uc", "-")
+    # The report leaves out "none", but also what did not fit (counted in more=).
+    report.hypervisor = f.get("hv", "none" if rep.more == 0 else "-")
+    report.backend = first_word(f.get("be", ""))
+    return report
+
+
 # The formats an input may be in, tried in order.
-READERS: list[Reader] = [read_serial_log]
+READERS: list[Reader] = [read_serial_log, read_report_text]
 
 
 def read_report(path: Path) -> Report:
@@ -115,7 +148,8 @@ def read_report(path: Path) -> Report:
         report = reader(str(path), lines)
         if report is not None:
             return report
-    raise ReportError(f"{path}:1: not a btsx log (no '# cpu:' or other btsx header line)")
+    raise ReportError(f"{path}:1: not a btsx log (no '# cpu:' or other btsx header line) nor a "
+                      f"{btsx_report.VERSION} text")
 
 
 def columns(reports: Sequence[Report]) -> list[str]:

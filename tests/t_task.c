@@ -559,6 +559,64 @@ TASK_TEST(stream, "stream: a tracer drains a 64-record ring, 2M branches (volume
     trace_free(tr);
 }
 
+/*
+ * Streamed tasks that end while a threshold interrupt is owed: the PMI that comes at the
+ * DEBUGCTL write of their exit (a late one on hardware, or the model's skid; as an NMI, IF=0
+ * does not hold it) may find the ring full and suspend the task for its tracer. The task must
+ * then come back and finish: every record drained, its exit status 0, nothing scheduled
+ * twice. Loop lengths step through two ring sizes, so the exit meets every ring fill level.
+ */
+#define EXIT_TASKS 128
+#define EXIT_BASE  40
+
+TASK_TEST(stream_exit, "streamed tasks end with a threshold interrupt owed: drained, exit 0", 0)
+{
+    if (!bts_require())
+        return;
+    enum bts_maybe returns = bts_profile()->offos_user_returns;
+    const uint64_t from = UADDR(uc_spin, uc_spin_jnz), to = UADDR(uc_spin, uc_spin_top);
+    static struct bts_record chunk[64];
+    uint64_t waits = 0;
+    for (unsigned i = 0; i < EXIT_TASKS && !test_failed(); i++) {
+        uint64_t loops = EXIT_BASE + i;
+        struct bts_trace *tr =
+            task_trace(32, 64, BTS_POLICY_STREAM, BTS_EVENTS_BRANCHES, BTS_CPL_USER);
+        struct task *tk = user_task("exit", USER_PROG(uc_spin), loops, 0);
+        if (!tr || !tk)
+            return;
+        bts_set_callbacks(tr, sched_stream_full, NULL, tk);
+        trace_task(tk, tr);
+        uint64_t jnz = 0, other = 0;
+        for (;;) {
+            sched_wait_tracee(tk);
+            bool ended = tk->state == TASK_ZOMBIE;
+            int64_t n;
+            while ((n = bts_drain_raw(tr, chunk, 64)) > 0)
+                for (int64_t k = 0; k < n; k++) {
+                    const struct bts_record *r = &chunk[k];
+                    if (r->from == from && r->to == to)
+                        jnz++;
+                    else if (!kernel_to_user_return(r) || returns == BTS_NEVER)
+                        other++;
+                }
+            if (ended)
+                break;
+            waits++;
+            sched_release_tracee(tk);
+        }
+        struct bts_status st;
+        bts_status(tr, &st);
+        int status = -1;
+        task_join(tk, &status);
+        CHECK(status == 0 && st.lost == 0 && jnz == loops - 1 && other == 0,
+              "task %u (%lu loops): exit status %d, %lu lost, %lu of %lu loop records, %lu "
+              "others",
+              i, loops, status, st.lost, jnz, loops - 1, other);
+        trace_free(tr);
+    }
+    test_diag("stream exit: %u tasks, %lu tracer waits", EXIT_TASKS, waits);
+}
+
 TASK_TEST(crash, "a traced task's crash report names its last branches", 0)
 {
     if (!bts_require())

@@ -199,6 +199,7 @@ static bool selected(const struct test_case *tc)
  * overdue and the LAPIC timer could not stop it (interrupts off). */
 #define NMI_WATCHDOG_LAG_US 200000
 static bool watchdog_hit;
+static int watchdog_timer = -1; /* the running test's LAPIC watchdog timer */
 
 static void nmi_watchdog_fired(struct trap_frame *f);
 
@@ -248,11 +249,25 @@ static void run_fn(void *arg)
     irq_disable();
 }
 
+void test_progress(void)
+{
+    bool irq = irq_save();
+    /* Once the watchdog fired, the test is being stopped: nothing to push back. */
+    if (running && !watchdog_hit && watchdog_timer >= 0) {
+        unsigned timeout = running->timeout_ms ? running->timeout_ms : TEST_TIMEOUT_DEFAULT_MS;
+        timer_cancel(watchdog_timer);
+        watchdog_timer = timer_start_us((uint64_t)timeout * 1000, watchdog_fired, NULL);
+        nmi_watchdog_arm_us((uint64_t)timeout * 1000 + NMI_WATCHDOG_LAG_US, nmi_watchdog_fired);
+    }
+    irq_restore(irq);
+}
+
 static void cleanup_after_test(void)
 {
     irq_disable();
     nmi_watchdog_cancel();
     timer_cancel_all();
+    watchdog_timer = -1;
     for (const struct test_cleanup *c = __cleanup_start; c < __cleanup_end; c++)
         c->fn();
     unsigned stuck = apic_eoi_all();
@@ -269,7 +284,7 @@ static void run_one(const struct test_case *tc, unsigned index)
     struct recovery r = {.report = true};
     unsigned timeout = tc->timeout_ms ? tc->timeout_ms : TEST_TIMEOUT_DEFAULT_MS;
     uint64_t t0 = rdtsc();
-    timer_start_us((uint64_t)timeout * 1000, watchdog_fired, NULL);
+    watchdog_timer = timer_start_us((uint64_t)timeout * 1000, watchdog_fired, NULL);
     nmi_watchdog_arm_us((uint64_t)timeout * 1000 + NMI_WATCHDOG_LAG_US, nmi_watchdog_fired);
     enum recover_reason why = recover_run(&r, run_fn, (void *)tc);
     cleanup_after_test();

@@ -279,6 +279,18 @@ static uint64_t set_seed(uint64_t salt)
     return test_seed() ^ salt;
 }
 
+/* Each program is progress: a soak (rand.programs in the millions, on hardware) runs as long
+ * as it keeps going, and says how far it got every RAND_PROGRESS programs, so a long run
+ * streams its results instead of keeping them. */
+#define RAND_PROGRESS 10000
+
+static void progress(uint64_t done, uint64_t records)
+{
+    test_progress();
+    if (done && done % RAND_PROGRESS == 0)
+        test_diag("rand: %lu programs, %lu records so far", done, records);
+}
+
 static uint64_t count(void)
 {
     return test_volume(programs_opt);
@@ -323,6 +335,7 @@ TEST(rand, kernel, "random kernel-mode programs: each trace is the generator's l
         return;
     uint64_t set = set_seed(0x6b65726e), records = 0, failed = 0;
     for (uint64_t i = 0; i < count() && failed < 3; i++) {
+        progress(i, records);
         if (!load(set, i, prog_size()))
             break;
         struct expect full, codes;
@@ -415,6 +428,7 @@ static void small_buffers(uint64_t salt, uint64_t n, uint32_t size, enum bts_pol
     const struct bts_bounds *b = bts_bounds();
     uint64_t set = set_seed(salt), records = 0, failed = 0, pmis_total = 0, waits = 0;
     for (uint64_t i = 0; i < n && failed < 3; i++) {
+        progress(i, records);
         if (!load(set, i, size))
             break;
         struct expect full, codes, with_pmis;
@@ -559,6 +573,7 @@ TEST(rand, timer, "random kernel-mode programs with timer ticks landing inside t
     if (!CHECK(id >= 0, "no timer slot: %d", id))
         programs = 0;
     for (uint64_t i = 0; i < programs && failed < 3; i++) {
+        progress(i, records);
         if (!load(set, i, prog_size()))
             break;
         struct expect full, codes;
@@ -736,6 +751,7 @@ TEST(rand, user, "random user-mode programs in a user task under each CPL filter
         return;
     uint64_t set = set_seed(0x75736572), records = 0, failed = 0;
     for (uint64_t i = 0; i < count() && failed < 3; i++) {
+        progress(i, records);
         struct rp_params par = {.size = prog_size(), .mix = mix, .fault_addr = USER_FAULT_ADDR};
         uint64_t off = USER_PROG_OFF + ((i * 0x1d1) & 0x7ff);
         if (!build(set, i, USER_CODE_VA + off, &par))

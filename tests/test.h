@@ -77,6 +77,9 @@ uint64_t test_seed(void);
 /* How much of a long test's full volume (a count of branches, rounds, ...) this run does:
  * volume=quick scales it down to a tenth (at least 1). */
 uint64_t test_volume(uint64_t full);
+/* A test that is long by design (a soak: rand.programs=1000000) says it is still making
+ * progress: its watchdog (LAPIC and NMI) counts its timeout again from now. */
+void test_progress(void);
 
 /* Hooks run after every test, whatever its outcome, to put shared state back (disable
  * tracing, EOI abandoned interrupts, ...). Registered like tests, in their own section. */

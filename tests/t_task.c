@@ -564,21 +564,22 @@ TASK_TEST(stream, "stream: a tracer drains a 64-record ring, 2M branches (volume
  * DEBUGCTL write of their exit (a late one on hardware, or the model's skid; as an NMI, IF=0
  * does not hold it) may find the ring full and suspend the task for its tracer. The task must
  * then come back and finish: every record drained, its exit status 0, nothing scheduled
- * twice. Loop lengths step through two ring sizes, so the exit meets every ring fill level.
+ * twice. Loop lengths step through two ring sizes, so the exit meets every ring fill level
+ * (with volume=quick, a tenth of the tasks, spread over the same lengths).
  */
-#define EXIT_TASKS 128
-#define EXIT_BASE  40
+#define EXIT_LENGTHS 128
+#define EXIT_BASE    40
 
-TASK_TEST(stream_exit, "streamed tasks end with a threshold interrupt owed: drained, exit 0", 0)
+TASK_TEST(stream_exit, "streamed tasks end with a threshold interrupt owed: drained, exit 0", 60000)
 {
     if (!bts_require())
         return;
     enum bts_maybe returns = bts_profile()->offos_user_returns;
     const uint64_t from = UADDR(uc_spin, uc_spin_jnz), to = UADDR(uc_spin, uc_spin_top);
     static struct bts_record chunk[64];
-    uint64_t waits = 0;
-    for (unsigned i = 0; i < EXIT_TASKS && !test_failed(); i++) {
-        uint64_t loops = EXIT_BASE + i;
+    uint64_t waits = 0, tasks = test_volume(EXIT_LENGTHS), step = EXIT_LENGTHS / tasks;
+    for (unsigned i = 0; i < tasks && !test_failed(); i++) {
+        uint64_t loops = EXIT_BASE + i * step;
         struct bts_trace *tr =
             task_trace(32, 64, BTS_POLICY_STREAM, BTS_EVENTS_BRANCHES, BTS_CPL_USER);
         struct task *tk = user_task("exit", USER_PROG(uc_spin), loops, 0);
@@ -614,7 +615,7 @@ TASK_TEST(stream_exit, "streamed tasks end with a threshold interrupt owed: drai
               i, loops, status, st.lost, jnz, loops - 1, other);
         trace_free(tr);
     }
-    test_diag("stream exit: %u tasks, %lu tracer waits", EXIT_TASKS, waits);
+    test_diag("stream exit: %lu tasks, %lu tracer waits", tasks, waits);
 }
 
 TASK_TEST(crash, "a traced task's crash report names its last branches", 0)

@@ -1,8 +1,10 @@
 # btsx: a bare-metal x86-64 test kernel for Intel Branch Trace Store.
 #   make          build build/btsx.elf, build/btsx32.elf (for qemu -kernel) and build/btsx.iso
 #   make run      boot the ISO in QEMU, results on this terminal (ARGS='tests=... verbose')
-#   make check    every test: host unit tests, the kernel suites under every runner
-#                 configuration, the framework self-test, the mutation run
+#   make check    every test: host unit tests (plain and sanitized), the fuzz targets' corpus
+#                 and short runs, the kernel suites under every runner configuration, the
+#                 framework self-test, the mutation run
+#   make fuzz     each libFuzzer target of tests/fuzz/ for FUZZ_SECONDS (default 60)
 #   make bench    boot times and ISO size
 #   make lint     mypy --strict and flake8 over the Python tools (tools/btsx and its launchers)
 #   make mutate   the faults of tools/mutants.txt, one at a time: the kernel suites must catch each
@@ -284,6 +286,7 @@ check: deps
 	$(MAKE) --no-print-directory clang-build
 	$(MAKE) --no-print-directory unit
 	$(B)/unit/test_decode_objdump $(B)/clang/btsx.elf
+	$(MAKE) --no-print-directory fuzz-check
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory tools-check
 	$(MAKE) --no-print-directory -j 2 --output-sync=target $(X2APIC_RUNS) $(SELFTEST_RUNS)

@@ -19,7 +19,8 @@ OBJCOPY := $(CROSS_COMPILE)objcopy
 NM      := $(CROSS_COMPILE)nm
 READELF := $(CROSS_COMPILE)readelf
 HOSTCC  ?= cc
-PYTHON  ?= python3
+# Debian's interpreter when there is one: the one DEB_PKGS installs modules for (Hypothesis).
+PYTHON  ?= $(firstword $(wildcard /usr/bin/python3) python3)
 B       := build
 # Quiet by default; `make V=1` shows the commands.
 Q       := $(if $(V),,@)

@@ -8,6 +8,7 @@ import unittest
 from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 from btsx import char, ktap, logs, report
 
@@ -20,7 +21,9 @@ KTAP_LINES = st.one_of(
               st.booleans(), st.integers(-2, 12), st.text(max_size=12)),
     st.text(max_size=40),
 )
-SETTINGS = settings(max_examples=150, deadline=None)
+# The examples that once failed are replayed first; they live under build/ (make clean).
+DATABASE = DirectoryBasedExampleDatabase(str(Path(__file__).resolve().parent.parent / "build" / "hypothesis"))
+SETTINGS = settings(max_examples=150, deadline=None, database=DATABASE)
 
 
 class KtapProperties(unittest.TestCase):

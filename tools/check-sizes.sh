@@ -25,7 +25,8 @@ BEGIN { nf = 0; nl = 0 }
     next
 }
 $1 ~ /^[0-9]+:$/ && NF >= 8 {
-    addr = hex($2); size = $3 + 0; type = $4; ndx = $7; name = $8
+    # readelf -W prints sizes of 100000 and more in hex; gawk reads "0x..." + 0 as 0.
+    addr = hex($2); size = $3 ~ /^0x/ ? hex(substr($3, 3)) : $3 + 0; type = $4; ndx = $7; name = $8
     if ((type == "FUNC" || type == "OBJECT") && size == 0) {
         printf "check-sizes: %s %s has size 0 (no END())\n", type, name > "/dev/stderr"; bad = 1
     }

@@ -28,7 +28,8 @@ Q       := $(if $(V),,@)
 # ------------------------------------------------------------------- kernel
 KCFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -I. \
            -ffreestanding -fno-pic -fno-pie -mno-red-zone -mno-mmx -mno-sse -mno-sse2 \
-           -mno-80387 -mcmodel=small -fno-stack-protector -fno-omit-frame-pointer \
+           -mno-80387 -mcmodel=small -fno-omit-frame-pointer \
+           -fstack-protector-strong -mstack-protector-guard=global \
            -fno-asynchronous-unwind-tables -fno-common -fcf-protection=none
 KASFLAGS := -g -I. -D__ASSEMBLER__ -fno-pic -fno-pie
 KLDFLAGS := -nostdlib -static -z max-page-size=0x1000 -z noexecstack --no-warn-rwx-segments \
@@ -209,7 +210,8 @@ st-selftest:
 	$(RUNNER) --config direct --tag selftest --append "selftest=1" --expect $(SELFTEST_EXPECT)
 # The summary screen, read through QEMU's monitor after an exit=halt run (--expect-screen):
 # VGA text with the four expected failures and with none, the framebuffer's verdict band.
-SELFTEST_EXPECT := selftest.fault=fail,selftest.hang=timeout,selftest.fail=fail,selftest.hang_irqoff=timeout
+SELFTEST_EXPECT := selftest.fault=fail,selftest.hang=timeout,selftest.fail=fail,selftest.hang_irqoff=timeout,\
+                   selftest.stack_smash=fail
 st-screen-fail:
 	$(RUNNER) --config bios --tag screen-fail --append "selftest=1 tests=boot.*,selftest.*" \
 	    --expect $(SELFTEST_EXPECT) --expect-screen

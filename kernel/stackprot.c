@@ -3,12 +3,7 @@
 
 #include <stdbool.h>
 
-#include "kernel/console.h"
 #include "kernel/cpu.h"
-#include "kernel/panic.h"
-#include "kernel/printf.h"
-#include "kernel/recover.h"
-#include "kernel/symbols.h"
 
 #define CPUID_1_ECX_RDRAND    (1u << 30) /* SDM Vol. 2A, CPUID leaf 01H, ECX bit 30 */
 #define CPUID_7_EBX_RDSEED    (1u << 18) /* SDM Vol. 2A, CPUID leaf 07H subleaf 0, EBX bit 18 */
@@ -18,6 +13,7 @@
 /* Zero until stackprot_init(): every function that runs before it checks against zero. */
 uint64_t __stack_chk_guard;
 static enum stackprot_source source = STACKPROT_TSC;
+void (*stackprot_fail_hook)(uint64_t at);
 
 /* RDRAND and RDSEED may fail (CF=0) while the generator refills: try a few times. */
 static bool __attribute__((no_stack_protector)) hw_random(bool seed, uint64_t *out)
@@ -83,14 +79,12 @@ const char *stackprot_source_name(enum stackprot_source s)
 
 void __attribute__((no_stack_protector)) __stack_chk_fail(void)
 {
-    /* One message at a time: a second failure while this one is read is a nested report. */
-    static char why[128];
-    char where[64];
     /* The call is the protected function's last instruction (nothing follows a noreturn
      * call), so the return address may lie just past its end: name the call itself. */
-    symbol_format((uint64_t)__builtin_return_address(0) - 1, where, sizeof(where));
-    ksnprintf(why, sizeof(why), "stack protector: canary overwritten, found at %s", where);
-    if (recover_active())
-        recover_abort_here(why);
-    panic("%s", why);
+    uint64_t at = (uint64_t)__builtin_return_address(0) - 1;
+    if (stackprot_fail_hook)
+        stackprot_fail_hook(at);
+    /* No reporter yet (or it returned): an invalid-opcode exception here, which the trap
+     * handler reports with this function's name and the caller in the backtrace. */
+    __builtin_trap();
 }

@@ -17,9 +17,12 @@ void stackprot_init(void);
 enum stackprot_source stackprot_source(void);
 const char *stackprot_source_name(enum stackprot_source s);
 
-/* The compiler's call on a changed canary: reports the function whose frame was overwritten
- * and ends the innermost recovery point (the running test fails), or panics without one. */
+/* The compiler's call on a changed canary. Every protected function calls it, so it calls
+ * no other C file (tools/check-loops.sh): it hands the address of the failed check to
+ * stackprot_fail_hook (kernel/stackprot_report.c installs the reporter) and, with none, ends
+ * in an invalid-opcode exception. */
 __attribute__((noreturn)) void __stack_chk_fail(void);
+extern void (*stackprot_fail_hook)(uint64_t at);
 
 extern uint64_t __stack_chk_guard;
 

@@ -22,6 +22,7 @@
 #include "kernel/panic.h"
 #include "kernel/printf.h"
 #include "kernel/shutdown.h"
+#include "kernel/stackprot_report.h"
 #include "kernel/string.h"
 #include "kernel/trap.h"
 #include "tests/test.h"
@@ -67,6 +68,7 @@ void kmain(uint32_t magic, uint64_t info);
 void kmain(uint32_t magic, uint64_t info)
 {
     console_init();
+    stackprot_report_init();
     cpu_init();
     gdt_init();
     idt_init();

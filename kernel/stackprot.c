@@ -1,4 +1,5 @@
-/* The stack protector's canary, chosen at boot, and the report when a frame's copy changed. */
+/* The stack protector's canary, chosen at boot, and the compiler's call when a frame's copy
+ * changed (the report itself is kernel/stackprot_report.c's). */
 #include "kernel/stackprot.h"
 
 #include <stdbool.h>
@@ -7,7 +8,7 @@
 
 #define CPUID_1_ECX_RDRAND    (1u << 30) /* SDM Vol. 2A, CPUID leaf 01H, ECX bit 30 */
 #define CPUID_7_EBX_RDSEED    (1u << 18) /* SDM Vol. 2A, CPUID leaf 07H subleaf 0, EBX bit 18 */
-#define RANDOM_RETRIES        10         /* the SDM's advice for RDRAND (Vol. 1, 7.3.17) */
+#define RANDOM_RETRIES        10         /* then the next source */
 #define CANARY_LOW_BYTE_CLEAR (~(uint64_t)0xff)
 
 /* Zero until stackprot_init(): every function that runs before it checks against zero. */
@@ -15,7 +16,8 @@ uint64_t __stack_chk_guard;
 static enum stackprot_source source = STACKPROT_TSC;
 void (*stackprot_fail_hook)(uint64_t at);
 
-/* RDRAND and RDSEED may fail (CF=0) while the generator refills: try a few times. */
+/* RDRAND and RDSEED may fail (CF=0) while the generator refills (SDM Vol. 1, "Random Number
+ * Generator Instructions"): try a few times. */
 static bool __attribute__((no_stack_protector)) hw_random(bool seed, uint64_t *out)
 {
     for (unsigned i = 0; i < RANDOM_RETRIES; i++) {

@@ -8,6 +8,7 @@ import unittest
 from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 from btsx import char, ktap, logs, report
@@ -21,8 +22,11 @@ KTAP_LINES = st.one_of(
               st.booleans(), st.integers(-2, 12), st.text(max_size=12)),
     st.text(max_size=40),
 )
-# The examples that once failed are replayed first; they live under build/ (make clean).
-DATABASE = DirectoryBasedExampleDatabase(str(Path(__file__).resolve().parent.parent / "build" / "hypothesis"))
+# Hypothesis's files (its caches, and the examples that once failed, replayed first) live
+# under build/, so that make clean removes them and the source tree stays clean.
+HOME = Path(__file__).resolve().parent.parent / "build" / "hypothesis"
+set_hypothesis_home_dir(str(HOME))  # type: ignore[no-untyped-call]  # untyped in 6.67
+DATABASE = DirectoryBasedExampleDatabase(str(HOME / "examples"))
 SETTINGS = settings(max_examples=150, deadline=None, database=DATABASE)
 
 

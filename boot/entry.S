@@ -129,9 +129,13 @@ LOCAL_ENTRY(long_mode_entry)
     lgdt gdt_desc64(%rip)               /* the same table, at its 64-bit descriptor */
     mov $(boot_stack + BOOT_STACK_SIZE), %rsp
     xor %ebp, %ebp
-    /* kmain(magic, info): EDI and ESI were set above, zero-extended by the 32-bit moves. */
-    mov %edi, %edi
-    mov %esi, %esi
+    /* The stack protector's canary, before any C function that checks it has a frame. */
+    mov %edi, %ebx
+    mov %esi, %r12d
+    call stackprot_init
+    /* kmain(magic, info): zero-extended by the 32-bit moves. */
+    mov %ebx, %edi
+    mov %r12d, %esi
     call kmain
 6:  cli
     hlt

@@ -1,5 +1,7 @@
 #include "kernel/bootinfo.h"
 
+#include <stddef.h>
+
 #include "boot/layout.h"
 #include "kernel/errno.h"
 #include "kernel/string.h"
@@ -91,6 +93,34 @@ static void set_cmdline(const char *s)
         boot_info.cmdline_truncated = true;
 }
 
+/* A multiboot2 command-line tag's string, read only inside the tag (len bytes): a loader that
+ * left out the NUL must not make us read the next tag, or past the block, as text. */
+static void set_cmdline_bounded(const char *s, size_t len)
+{
+    size_t n = strnlen(s, len);
+    if (n >= sizeof(boot_info.cmdline)) {
+        n = sizeof(boot_info.cmdline) - 1;
+        boot_info.cmdline_truncated = true;
+    }
+    memcpy(boot_info.cmdline, s, n);
+    boot_info.cmdline[n] = '\0';
+}
+
+/* The fixed part each tag type we read must have; 0 for the types read only by their size. */
+static uint32_t mb2_tag_min_size(uint32_t type)
+{
+    switch (type) {
+    case MB2_TAG_MODULE:
+        return sizeof(struct mb2_module);
+    case MB2_TAG_MMAP:
+        return sizeof(struct mb2_mmap);
+    case MB2_TAG_FRAMEBUFFER: /* the colour fields only for RGB: checked there */
+        return offsetof(struct mb2_fb, red_pos);
+    default:
+        return 0;
+    }
+}
+
 static int parse_mb1(const struct mb1_info *mi, const char **why)
 {
     boot_info.path = BOOT_DIRECT;
@@ -165,9 +195,13 @@ static int parse_mb2(uint64_t info, const char **why)
             *why = "multiboot2 tag runs past the information block";
             return E_INVAL;
         }
+        if (t->size < mb2_tag_min_size(t->type)) {
+            *why = "multiboot2 module, memory map or framebuffer tag shorter than its fields";
+            return E_INVAL;
+        }
         switch (t->type) {
         case MB2_TAG_CMDLINE:
-            set_cmdline((const char *)(t + 1));
+            set_cmdline_bounded((const char *)(t + 1), t->size - sizeof(*t));
             break;
         case MB2_TAG_MODULE: {
             const struct mb2_module *m = (const void *)t;
@@ -176,8 +210,10 @@ static int parse_mb2(uint64_t info, const char **why)
         }
         case MB2_TAG_MMAP: {
             const struct mb2_mmap *m = (const void *)t;
-            if (m->entry_size < sizeof(struct mb2_mmap_entry)) {
-                *why = "multiboot2 memory map entries too small";
+            /* The specification makes entry_size a multiple of 8: the entries are read as
+             * 64-bit fields. */
+            if (m->entry_size < sizeof(struct mb2_mmap_entry) || m->entry_size % 8) {
+                *why = "multiboot2 memory map entries too small or not 8-byte multiples";
                 return E_INVAL;
             }
             for (uint64_t e = p + sizeof(*m); e + m->entry_size <= p + t->size;
@@ -189,6 +225,11 @@ static int parse_mb2(uint64_t info, const char **why)
             break;
         }
         case MB2_TAG_FRAMEBUFFER:
+            if (((const struct mb2_fb *)t)->type == MB2_FB_TYPE_RGB &&
+                t->size < sizeof(struct mb2_fb)) {
+                *why = "multiboot2 RGB framebuffer tag without its colour fields";
+                return E_INVAL;
+            }
             parse_mb2_fb((const void *)t);
             break;
         case MB2_TAG_ACPI_OLD:

@@ -30,6 +30,7 @@ enum recover_reason recover_run(struct recovery *r, void (*fn)(void *), void *ar
      * active recover_from_trap() declines, as it did before any existed. */
     trap_recover_hook = recover_fault;
     r->reason = RECOVER_NONE;
+    r->why = NULL;
     r->trap_depth = trap_depth;
     r->prev = top;
     top = r;
@@ -52,6 +53,12 @@ void recover_propagate(enum recover_reason why)
     top->reason = why;
     trap_depth = top->trap_depth;
     kjmp_long(top->jb, 1);
+}
+
+void recover_abort_here(const char *why)
+{
+    top->why = why;
+    recover_propagate(RECOVER_ABORT);
 }
 
 struct fault_info fault_info_from(const struct trap_frame *f)

@@ -16,7 +16,7 @@ enum recover_reason {
     RECOVER_NONE = 0, /* the function returned */
     RECOVER_FAULT,    /* an exception that no fixup absorbed */
     RECOVER_TIMEOUT,  /* the watchdog fired */
-    RECOVER_ABORT,    /* recover_abort_here(): the code gave up on purpose */
+    RECOVER_ABORT,    /* recover_abort_here(): the code gave up, saying why */
 };
 
 struct fault_info {
@@ -30,6 +30,7 @@ struct recovery {
     uint64_t jb[KJMP_WORDS];
     enum recover_reason reason;
     struct fault_info fault;
+    const char *why;     /* RECOVER_ABORT: the reason recover_abort_here() was given */
     bool report;         /* print the exception report when a fault ends the function */
     unsigned trap_depth; /* restored on recovery: abandoned handlers never return */
     struct recovery *prev;
@@ -47,6 +48,10 @@ bool recover_active(void);
 /* From ordinary code: end the innermost recovery point's function too, with this reason. */
 __attribute__((noreturn)) void recover_propagate(enum recover_reason why);
 struct recovery *recover_current(void);
+/* From ordinary code that found its own state broken (the stack protector): end the innermost
+ * recovery point's function with RECOVER_ABORT and why (kept, not copied). There must be one:
+ * check recover_active() first. */
+__attribute__((noreturn)) void recover_abort_here(const char *why);
 
 /* Save/restore of callee-saved state (kernel/kjmp.S). */
 int kjmp_set(uint64_t jb[KJMP_WORDS]) __attribute__((returns_twice));

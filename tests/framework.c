@@ -144,6 +144,8 @@ bool test_expect_fault(void (*fn)(void *), void *arg, struct fault_info *fault)
     enum recover_reason why = recover_run(&r, fn, arg);
     if (why == RECOVER_TIMEOUT)
         recover_propagate(why); /* the watchdog is the test's, not the probe's */
+    if (why == RECOVER_ABORT)
+        recover_abort_here(r.why); /* a broken stack is the test's failure, not a fault */
     *fault = r.fault;
     return why == RECOVER_FAULT;
 }
@@ -304,6 +306,9 @@ static void run_one(const struct test_case *tc, unsigned index)
         if (outcome != OUT_FAIL)
             ksnprintf(line, sizeof(line), "exception %u (%s)", r.fault.vector,
                       trap_vector_name(r.fault.vector));
+    } else if (why == RECOVER_ABORT) {
+        st = KTAP_FAIL;
+        strlcpy(line, r.why, sizeof(line));
     } else if (outcome == OUT_FAIL) {
         st = KTAP_FAIL;
     } else if (outcome == OUT_SKIP) {
@@ -316,6 +321,8 @@ static void run_one(const struct test_case *tc, unsigned index)
     if (why == RECOVER_FAULT)
         ktap_diag(&ktap, "^ %s ended by exception %u (%s)", tc->name, r.fault.vector,
                   trap_vector_name(r.fault.vector));
+    else if (why == RECOVER_ABORT)
+        ktap_diag(&ktap, "^ %s ended: %s", tc->name, r.why);
     summary_result(tc->name, st, line);
     if (index < MAX_TESTS)
         reported[index] = true;

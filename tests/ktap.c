@@ -61,6 +61,10 @@ static void diag_put(char c, void *ctx)
 {
     struct ktap *k = ctx;
 
+    /* A carriage return would let a terminal, or a reader that also splits lines on it
+     * (Python's str.splitlines), see a line this emitter never made: it becomes a space. */
+    if (c == '\r')
+        c = ' ';
     if (c == '\n') {
         diag_emit(k);
         diag_start(k);

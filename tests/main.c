@@ -23,6 +23,7 @@
 #include "kernel/printf.h"
 #include "kernel/shutdown.h"
 #include "kernel/smp.h"
+#include "kernel/stackprot_report.h"
 #include "kernel/string.h"
 #include "kernel/trap.h"
 #include "tests/test.h"
@@ -68,6 +69,7 @@ void kmain(uint32_t magic, uint64_t info);
 void kmain(uint32_t magic, uint64_t info)
 {
     console_init();
+    stackprot_report_init();
     cpu_init();
     gdt_init();
     smp_init_bsp();

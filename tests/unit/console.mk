@@ -1,8 +1,8 @@
 # Host unit tests of the screen consoles: kernel/vga.c (text mode), kernel/fbcon.c
 # (framebuffer) and its font parser kernel/psf.c. Included by the top-level Makefile; `make unit` runs them from the repo root.
 #
-# test_fbcon reads the console font at run time from $(B)/unit/font.psf (the kernel's font,
-# gunzipped here) and writes one rendered screen to $(B)/unit/fbcon.ppm for eyeballing.
+# test_fbcon reads the console font at run time from $(UNIT_DIR)/font.psf (the kernel's font,
+# gunzipped here) and writes one rendered screen to $(UNIT_DIR)/fbcon.ppm for eyeballing.
 
 # Rules here must not become the default goal of the top-level Makefile.
 console_mk_default_goal := $(.DEFAULT_GOAL)
@@ -10,24 +10,24 @@ console_mk_default_goal := $(.DEFAULT_GOAL)
 # The font the kernel links (the top-level FONT) unless told otherwise.
 CONSOLE_FONT_GZ ?= $(or $(FONT),/usr/share/consolefonts/Lat15-Terminus16.psf.gz)
 
-CONSOLE_UNIT_FONT := $(B)/unit/font.psf
-CONSOLE_UNIT_PPM  := $(B)/unit/fbcon.ppm
+CONSOLE_UNIT_FONT := $(UNIT_DIR)/font.psf
+CONSOLE_UNIT_PPM  := $(UNIT_DIR)/fbcon.ppm
 
-UNIT_TESTS += $(B)/unit/test_vga $(B)/unit/test_fbcon $(B)/unit/test_psf
+UNIT_TESTS += $(UNIT_DIR)/test_vga $(UNIT_DIR)/test_fbcon $(UNIT_DIR)/test_psf
 
 $(CONSOLE_UNIT_FONT): $(CONSOLE_FONT_GZ)
 	@mkdir -p $(@D)
 	gzip -dc $< > $@.tmp
 	mv $@.tmp $@
 
-$(B)/unit/test_vga: tests/unit/test_vga.c kernel/vga.c kernel/vga.h kernel/con_color.h \
+$(UNIT_DIR)/test_vga: tests/unit/test_vga.c kernel/vga.c kernel/vga.h kernel/con_color.h \
 		    kernel/errno.h kernel/textcursor.c kernel/textcursor.h
 	@mkdir -p $(@D)
 	$(HOSTCC) $(UNIT_CFLAGS) -o $@ tests/unit/test_vga.c kernel/vga.c kernel/textcursor.c \
 		$(UNIT_LIBS)
 
 # The font is a prerequisite so that `make unit` has it before running the test.
-$(B)/unit/test_fbcon: tests/unit/test_fbcon.c kernel/fbcon.c kernel/fbcon.h kernel/con_color.h \
+$(UNIT_DIR)/test_fbcon: tests/unit/test_fbcon.c kernel/fbcon.c kernel/fbcon.h kernel/con_color.h \
 		      kernel/psf.c kernel/psf.h \
 		      kernel/errno.c kernel/errno.h kernel/textcursor.c kernel/textcursor.h \
 		      $(CONSOLE_UNIT_FONT)
@@ -37,7 +37,7 @@ $(B)/unit/test_fbcon: tests/unit/test_fbcon.c kernel/fbcon.c kernel/fbcon.h kern
 		-o $@ tests/unit/test_fbcon.c kernel/fbcon.c kernel/psf.c kernel/errno.c \
 		kernel/textcursor.c $(UNIT_LIBS)
 
-$(B)/unit/test_psf: tests/unit/test_psf.c kernel/psf.c kernel/psf.h kernel/errno.h \
+$(UNIT_DIR)/test_psf: tests/unit/test_psf.c kernel/psf.c kernel/psf.h kernel/errno.h \
 		    $(CONSOLE_UNIT_FONT)
 	@mkdir -p $(@D)
 	$(HOSTCC) $(UNIT_CFLAGS) -DPSF_TEST_FONT='"$(CONSOLE_UNIT_FONT)"' \

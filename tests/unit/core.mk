@@ -2,7 +2,7 @@
 # Each test links the module sources it needs directly: no shared objects, so nothing here can
 # collide with another fragment's build products. Names are prefixed CORE_UNIT_.
 
-CORE_UNIT_DIR  := $(B)/unit
+CORE_UNIT_DIR  := $(UNIT_DIR)
 CORE_UNIT_HDRS := kernel/errno.h kernel/string.h kernel/printf.h kernel/cmdline.h \
                   kernel/glob.h kernel/frames.h tests/ktap.h
 

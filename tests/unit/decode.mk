@@ -3,12 +3,12 @@
 #   test_decode          hand-written byte strings (cmocka)
 #   test_decode_objdump  every instruction objdump shows, in a corpus generated and assembled
 #                        here and in $(B)/btsx.elf when it exists, decoded and compared
-# Run the second by hand on any other x86-64 ELF: $(B)/unit/test_decode_objdump FILE...
+# Run the second by hand on any other x86-64 ELF: $(UNIT_DIR)/test_decode_objdump FILE...
 
 # Rules here must not become the default goal of the top-level Makefile.
 decode_mk_default_goal := $(.DEFAULT_GOAL)
 
-DECODE_UNIT_DIR  := $(B)/unit
+DECODE_UNIT_DIR  := $(UNIT_DIR)
 DECODE_CORPUS_S  := $(DECODE_UNIT_DIR)/decode_corpus.S
 DECODE_CORPUS_O  := $(DECODE_UNIT_DIR)/decode_corpus.o
 # GNU as: the corpus uses gas-only syntax (bnd, notrack, {disp32}).

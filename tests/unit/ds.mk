@@ -4,7 +4,7 @@
 #                a randomised run against a reference model, the drain's cost against memcpy
 #   test_layout  ds/layout.c: DS-area layout rules, pending count, circular reads, quota
 #   test_debugctl ds/debugctl.c: the vendor/family -> DEBUGCTL layout table and each layout's bits
-# Either takes an optional cmocka name pattern: $(B)/unit/test_ring 'test_stop*'
+# Either takes an optional cmocka name pattern: $(UNIT_DIR)/test_ring 'test_stop*'
 #
 # `make ds-kbuild` compiles the modules freestanding with the kernel's flags under both gcc and
 # clang (objects only), proving they build in the kernel whichever compiler CC names.
@@ -12,7 +12,7 @@
 # Rules here must not become the default goal of the top-level Makefile.
 ds_mk_default_goal := $(.DEFAULT_GOAL)
 
-DS_UNIT_DIR  := $(B)/unit
+DS_UNIT_DIR  := $(UNIT_DIR)
 DS_UNIT_HDRS := ds/record.h ds/ring.h ds/layout.h ds/debugctl.h kernel/errno.h kernel/string.h \
                 kernel/paging.h tests/unit/ds.mk
 

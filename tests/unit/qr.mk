@@ -5,21 +5,21 @@
 #                  (zbar-tools). Both tools come from DEB_PKGS (`make deps`); the test fails if
 #                  either is missing.
 #   test_qr_rules  the four mask penalty rules on hand-built matrices
-# Either takes an optional cmocka name pattern: $(B)/unit/test_qr 'test_zbar*'
+# Either takes an optional cmocka name pattern: $(UNIT_DIR)/test_qr 'test_zbar*'
 
 # Rules here must not become the default goal of the top-level Makefile.
 qr_mk_default_goal := $(.DEFAULT_GOAL)
 
-UNIT_TESTS += $(B)/unit/test_qr $(B)/unit/test_qr_rules
+UNIT_TESTS += $(UNIT_DIR)/test_qr $(UNIT_DIR)/test_qr_rules
 
-$(B)/unit/test_qr: tests/unit/test_qr.c kernel/qr.c kernel/qr.h kernel/errno.h kernel/string.h \
+$(UNIT_DIR)/test_qr: tests/unit/test_qr.c kernel/qr.c kernel/qr.h kernel/errno.h kernel/string.h \
 		   tests/unit/qr.mk
 	@mkdir -p $(@D)
 	$(HOSTCC) $(UNIT_CFLAGS) -o $@ tests/unit/test_qr.c kernel/qr.c $(UNIT_LIBS)
 
 
 # The penalty rules one by one: the test includes kernel/qr.c to reach its static functions.
-$(B)/unit/test_qr_rules: tests/unit/test_qr_rules.c kernel/qr.c kernel/qr.h kernel/errno.h \
+$(UNIT_DIR)/test_qr_rules: tests/unit/test_qr_rules.c kernel/qr.c kernel/qr.h kernel/errno.h \
 			 kernel/string.h tests/unit/qr.mk
 	@mkdir -p $(@D)
 	$(HOSTCC) $(UNIT_CFLAGS) -o $@ tests/unit/test_qr_rules.c $(UNIT_LIBS)

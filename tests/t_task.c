@@ -570,7 +570,7 @@ TASK_TEST(stream, "stream: a tracer drains a 64-record ring, 2M branches (volume
 #define EXIT_LENGTHS 128
 #define EXIT_BASE    40
 
-TASK_TEST(stream_exit, "streamed tasks end with a threshold interrupt owed: drained, exit 0", 60000)
+TASK_TEST(exit_stream, "streamed tasks end with a threshold interrupt owed: drained, exit 0", 60000)
 {
     if (!bts_require())
         return;

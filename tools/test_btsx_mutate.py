@@ -91,21 +91,6 @@ class Catalogue(unittest.TestCase):
         self.assertEqual(mu.check_anchors(mutants, mu.ROOT), [])
 
 
-class QuickGlobs(unittest.TestCase):
-    def test_selects_all_but_slow(self) -> None:
-        names = ["bts.jmp", "bts.jcc", "bts.trap_pair", "bts.task.isolation", "bts.task.syscall",
-                 "bts.task.stream", "ds.stream", "ds.switch_index", "ds.stre"]
-        slow = ("ds.stream", "bts.task.stream")
-        globs = mu.quick_globs(names, slow)
-        self.assertEqual(globs, ["bts.j*", "bts.tr*", "bts.task.i*", "bts.task.sy*", "ds.sw*",
-                                 "ds.stre"])
-
-        def matched(n: str) -> bool:
-            return any(n == g or (g.endswith("*") and n.startswith(g[:-1])) for g in globs)
-        self.assertTrue(all(matched(n) for n in names if n not in slow))
-        self.assertFalse(any(matched(n) for n in slow))
-
-
 JUNIT = """<?xml version='1.0' encoding='utf-8'?>
 <testsuites name="btsx"><testsuite name="direct">{cases}
 <testcase classname="btsx.direct" name="(run)">{run}</testcase></testsuite></testsuites>
@@ -135,6 +120,12 @@ class Verdicts(unittest.TestCase):
         self.assertEqual((v.caught, v.how), (True, "timeout"))
         v = self.verdict("", '<failure message="no proper exit: QEMU status 0" />', 1)
         self.assertEqual((v.caught, v.how), (True, "at boot"))
+
+    def test_command_line_not_echoed_is_an_error_not_a_catch(self) -> None:
+        run = ('<failure message="kernel says \'# cmdline: model=hw tests=bts.j*,bts.tas\', '
+               'but the options given were \'model=hw tests=bts.j*,bts.task.i*\'" />')
+        with self.assertRaises(mu.CatalogueError):
+            self.verdict('<testcase name="bts.jmp" />', run, 1)
 
     def test_no_junit_is_a_runner_error(self) -> None:
         v = mu.read_junit(Path("/nonexistent/j.xml"), 2)

@@ -853,14 +853,38 @@ static bool item_call(struct gen *g, uint32_t end, unsigned depth)
 
 /* ------------------------------------------------------------------ traps and faults */
 
+/* push rcx; mov eax, NR; syscall; pop rcx: a system call that returns to the next
+ * instruction (SYSCALL puts the return address in RCX, which loops own). */
+static void syscall_insn(struct gen *g)
+{
+    begin(g);
+    b8(g, 0x51);
+    end_insn(g, RP_C_PUSH);
+    begin(g);
+    b8(g, 0xB8), b32(g, g->par->syscall_nr);
+    end_insn(g, RP_C_MOV);
+    begin(g);
+    b8(g, 0x0F), b8(g, 0x05);
+    struct rp_insn *i = end_insn(g, RP_C_SYSCALL);
+    xfer(g, i->addr, i->addr + i->len, RP_C_SYSCALL, 0);
+    begin(g);
+    b8(g, 0x59);
+    end_insn(g, RP_C_POP);
+}
+
 static bool item_trap(struct gen *g, uint32_t end)
 {
-    static const uint8_t cls[] = {RP_C_INT3, RP_C_INTN, RP_C_UD, RP_C_PF};
-    unsigned kind = rnd(g, 4);
+    static const uint8_t cls[] = {RP_C_INT3, RP_C_INTN, RP_C_UD, RP_C_PF, RP_C_SYSCALL};
+    unsigned kind = rnd(g, 5);
     if (!allowed(g, cls[kind]) || !fits(g, end, 14) || !xroom(g, 1))
         return false;
-    if ((kind == 3 && !g->par->fault_addr) || (kind == 1 && !g->par->intn_vector))
+    if ((kind == 3 && !g->par->fault_addr) || (kind == 1 && !g->par->intn_vector) ||
+        (kind == 4 && !g->par->syscall))
         return false;
+    if (kind == 4) {
+        syscall_insn(g);
+        return true;
+    }
     uint8_t vector = 3;
     if (kind == 3) { /* mov r, fault_addr; mov r', [r] */
         uint8_t r = reg(g), d = reg(g);
@@ -1110,6 +1134,8 @@ bool rp_report_line(const struct rp_prog *p, uint32_t n, char *buf)
         put_s(&o, " base=0x"), put_num(&o, p->base, 16, 1);
         put_s(&o, " fault=0x"), put_num(&o, p->params.fault_addr, 16, 1);
         put_s(&o, " int=0x"), put_num(&o, p->params.intn_vector, 16, 1);
+        if (p->params.syscall)
+            put_s(&o, " syscall=0x"), put_num(&o, p->params.syscall_nr, 16, 1);
         return true;
     }
     uint32_t off = (n - 1) * RP_REPORT_BYTES;

@@ -23,7 +23,11 @@
  * harness handles: `from` is the address of the instruction that traps or faults, `to` the
  * address execution resumes at when the handler returns (the next instruction); `vector` says
  * which. A #UD/#PF handler must resume there (the harness knows the instruction's length from
- * rp_prog's instruction list or from to - from).
+ * rp_prog's instruction list or from to - from). RP_C_SYSCALL is a system call made at CPL 3
+ * (`push rcx; mov eax, NR; syscall; pop rcx`, NR = rp_params.syscall_nr, chosen by the
+ * harness for the kernel that serves it): `from` the SYSCALL, `to` the instruction after it,
+ * where the kernel's SYSRET must return; the kernel may clobber RAX and R11 and must preserve
+ * everything else.
  */
 #ifndef BTSX_TESTS_RANDPROG_H
 #define BTSX_TESTS_RANDPROG_H
@@ -54,6 +58,7 @@
     X(RP_C_INTN, "int_n")                                                                          \
     X(RP_C_UD, "ud")                                                                               \
     X(RP_C_PF, "pf")                                                                               \
+    X(RP_C_SYSCALL, "syscall")                                                                     \
     X(RP_C_MOV, "mov")                                                                             \
     X(RP_C_ALU, "alu")                                                                             \
     X(RP_C_LEA, "lea")                                                                             \
@@ -71,11 +76,10 @@ enum rp_class {
 
 /* The classes a program may contain (rp_params.mix): one bit per class. Filler (mov, alu,
  * lea, push/pop, nop) is always allowed; its bits select nothing. */
-#define RP_MIX(c)   (1u << (c))
-#define RP_MIX_ALL  ((1u << RP_C_COUNT) - 1)
-/* What runs at CPL 3 with no handler from the harness: no int3/int n (a #PF needs
- * rp_params.fault_addr as well, an int n rp_params.intn_vector). */
-#define RP_MIX_USER (RP_MIX_ALL & ~(RP_MIX(RP_C_INT3) | RP_MIX(RP_C_INTN)))
+#define RP_MIX(c)  (1u << (c))
+#define RP_MIX_ALL ((1u << RP_C_COUNT) - 1)
+/* A class is emitted only where the parameters allow it as well: RP_C_PF needs
+ * rp_params.fault_addr, RP_C_INTN rp_params.intn_vector, RP_C_SYSCALL rp_params.syscall. */
 
 /* Where a program's last RET goes: the caller, whose address the generator does not know. */
 #define RP_RETURN     0ull
@@ -91,6 +95,8 @@ struct rp_params {
     uint32_t mix;        /* RP_MIX() bits of the classes allowed */
     uint64_t fault_addr; /* an address whose read faults with #PF (0: no RP_C_PF) */
     uint8_t intn_vector; /* the vector of `int n`, whose handler returns (0: no RP_C_INTN) */
+    bool syscall;        /* the program runs at CPL 3 under a kernel that serves SYSCALL */
+    uint32_t syscall_nr; /* RAX of each SYSCALL: a call that returns and changes no state */
 };
 
 /* One instruction the generator emitted (padding between them is 0xCC, int3, never run). */
@@ -145,14 +151,15 @@ int rp_generate(struct rp_prog *p, uint64_t seed, uint64_t index, const struct r
 /*
  * The failure report's program lines, which tools/btsx-rand reads back (from a log, wherever
  * they sit in a line): line 0 gives the parameters,
- *   randprog seed=0x... index=N size=N mix=0x... base=0x... fault=0x... int=0x...
+ *   randprog seed=0x... index=N size=N mix=0x... base=0x... fault=0x... int=0x...[ syscall=0x...]
+ * (syscall= only where rp_params.syscall is set)
  * and lines 1.. the buffer's bytes, RP_REPORT_BYTES a line,
  *   randprog bytes +0xOFFS: hex...
  * rp_report_line() writes line n (NUL-terminated, at most RP_LINE_MAX bytes) and returns
  * false past the last one.
  */
 #define RP_REPORT_BYTES 32
-#define RP_LINE_MAX     128
+#define RP_LINE_MAX     192
 bool rp_report_line(const struct rp_prog *p, uint32_t n, char *buf);
 
 /* Adds a program's counts to a histogram. */

@@ -15,8 +15,9 @@
  *   rand.timer      a quarter as many, with a software timer firing every TIMER_US: each
  *                   tick inside a program is its entry record and the IRETQ back to the very
  *                   instruction it interrupted
- *   rand.user       the user mix (no int3/int n) in a user task at CPL 3, the CPL filter
- *                   rotating (user, kernel, both): #UD and #PF resumed by the same handler
+ *   rand.user       the same classes in a user task at CPL 3, with SYSCALL (a yield) too, the
+ *                   CPL filter rotating (user, kernel, both): int3 and int n through DPL-3
+ *                   gates to the same handlers, #UD and #PF resumed by the same handler
  *
  * Options: rand.programs=N programs per test (default RAND_PROGRAMS, scaled by volume=),
  * rand.size=BYTES each program's buffer (default RAND_SIZE); a value out of range fails. Programs
@@ -36,6 +37,7 @@
 #include "kernel/user.h"
 #include "sched/syscall.h"
 #include "tests/btscheck.h"
+#include "tests/ktap.h"
 #include "tests/rand_area.h"
 #include "tests/randprog.h"
 #include "tests/test.h"
@@ -296,16 +298,26 @@ static uint64_t count(void)
     return test_volume(programs_opt);
 }
 
+/* The classes' counts from `first` to `last`, " name=count" each. */
+static void hist_classes(char *buf, size_t size, unsigned first, unsigned last)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    for (unsigned c = first; c <= last && n < size; c++)
+        if (hist.made[c])
+            n += (size_t)ksnprintf(buf + n, size - n, " %s=%lu", rp_class_name(c), hist.made[c]);
+}
+
+/* Three lines, each within a KTAP line: the totals, the branches by class, the traps and
+ * system calls by class. */
 static void hist_line(uint64_t records, uint32_t size)
 {
-    char buf[512];
-    size_t n = 0;
-    for (unsigned c = 0; c < RP_C_COUNT && n < sizeof(buf); c++)
-        if (hist.made[c])
-            n += (size_t)ksnprintf(buf + n, sizeof(buf) - n, " %s=%lu", rp_class_name(c),
-                                   hist.made[c]);
-    test_diag("rand: %lu programs of %u bytes, %lu records; transfers by class:%s", hist.programs,
-              size, records, buf);
+    char buf[KTAP_LINE_MAX - 32];
+    test_diag("rand: %lu programs of %u bytes, %lu records", hist.programs, size, records);
+    hist_classes(buf, sizeof(buf), RP_C_JMP8, RP_C_LRET);
+    test_diag("rand: branches by class:%s", buf);
+    hist_classes(buf, sizeof(buf), RP_C_INT3, RP_C_SYSCALL);
+    test_diag("rand: traps and system calls by class:%s", buf);
 }
 
 /* Checks the options (a bad value fails the test: nothing is clamped) and installs the trap
@@ -648,63 +660,114 @@ static bool in_user(uint64_t a)
     return a >= USER_BASE && a < USER_END;
 }
 
+/* What a user program's trace must hold, besides its own transfers: */
+struct user_expect {
+    struct expect *u;       /* user to user: the stub's call, the program's branches, the return */
+    struct expect *kin;     /* user to kernel: each int3/int n/#UD/#PF entry */
+    struct expect *sys;     /* user to kernel: each SYSCALL's {SYSCALL -> syscall_entry}, the
+                             * exit's last */
+    const uint64_t *sysret; /* where each of the program's SYSRETs returns, in order */
+    size_t nsysret;
+    uint64_t returns; /* kernel-to-user returns: the task's entry, each trap's IRETQ and each
+                       * SYSRET */
+};
+
+static bool in_syscall_entry(uint64_t a)
+{
+    return a >= LBL(syscall_entry) && a <= LBL(syscall_sysretq);
+}
+
 /*
  * A user program's trace under a CPL filter, each record sorted by where it starts and lands:
- *  - user to user: the program's own transfers (u, exactly), recorded with CPL 3 recorded;
- *  - kernel to user: the kernel-to-user returns (the task's entry and each #UD/#PF's IRETQ:
- *    `returns`; and the IRETQ of each PMI taken in user code: with CPL 0 recorded, one per PMI
- *    entry from user code, as a PMI can also come due on the task's way out; with CPL 3 only,
- *    every PMI's, but none under an exact profile with NMI delivery, which records nothing). With
- * CPL 0 recorded too they land at CPL 3 and are all there (exact) or at most that many; with
- * BTS_OFF_OS the profile's offos_user_returns says (docs/hardware.md §6, O4): always, never or
- * either;
- *  - user to kernel, with CPL 0 recorded: the faults' entries and the exit's SYSCALL (kin,
- *    exactly), and the PMIs' entries (at most `pmis`);
+ *  - user to user: the program's own transfers (x->u, exactly), recorded with CPL 3 recorded;
+ *  - kernel to user: the kernel-to-user returns (x->returns: the task's entry, each trap's
+ *    IRETQ, each SYSRET, whose records must land where the program's SYSCALLs return, in order;
+ *    and the IRETQ of each PMI taken in user code: with CPL 0 recorded, one per PMI entry from
+ *    user code, as a PMI can also come due on the task's way out; with CPL 3 only, every PMI's,
+ *    but none under an exact profile with NMI delivery, which records nothing). With CPL 0
+ *    recorded too they land at CPL 3 and are all there (exact) or at most that many; with
+ *    BTS_OFF_OS the profile's offos_user_returns says (docs/hardware.md §6, O4): always, never
+ *    or either;
+ *  - user to kernel, with CPL 0 recorded: the traps' entries (x->kin, exactly) and the PMIs'
+ *    entries (at most `pmis`); the SYSCALLs' records (x->sys) follow the CPL after the
+ *    transfer under the model (CPL 0: recorded with CPL 0 recorded, never with CPL 3 only,
+ *    store() in ds/model.c); on hardware which CPL counts is open (§6, char.syscall_cpl_filter),
+ *    so with one CPL recorded they are all there or none, with both all there;
  *  - kernel to kernel: the task's own kernel code before its first record from user code
  *    (its way in: task_start, uspace_enter) and after the exit's SYSCALL (syscall_dispatch,
- *    task_exit, bts_disable) are the task's and not checked; in between only handler
- *    records, where the bounds allow them.
+ *    task_exit, bts_disable) are the task's and not checked; so are those inside a system
+ *    call (from its SYSCALL record, or the first record from syscall_entry's own code when
+ *    hardware filtered the SYSCALL out, to the next record from or into user code: the
+ *    scheduler's yield); elsewhere only handler records, where the bounds allow them.
  */
-static bool match_cpl(struct bts_record *r, size_t n, struct expect *u, struct expect *kin,
-                      uint64_t returns, uint64_t pmis, unsigned cpl)
+static bool match_cpl(struct bts_record *r, size_t n, const struct user_expect *x, uint64_t pmis,
+                      unsigned cpl)
 {
     const struct bts_bounds *b = bts_bounds();
     bool user = cpl & BTS_CPL_USER, kernel = cpl & BTS_CPL_KERNEL, ok = true;
-    size_t nu = 0, nk = 0;
-    uint64_t ret = 0, pmi_in = 0, handler = 0;
-    bool started = false, exited = false;
+    size_t nu = 0, nk = 0, ns = 0, nret = 0;
+    uint64_t ret = 0, pmi_in = 0, handler = 0, in_calls = 0, returns = x->returns;
+    bool started = false, exited = false, in_sys = false, sysret_order = true;
+    struct bts_record *sysin = plain; /* rand.user does not use it otherwise */
     for (size_t i = 0; i < n; i++) {
-        const struct bts_record *x = &r[i];
+        const struct bts_record *y = &r[i];
         bool way = !started || exited; /* the task's own kernel code, in or out */
-        started |= in_user(x->from);
-        exited |= x->from == USER_CODE_VA + STUB_SYSCALL;
-        if (in_user(x->to) && in_user(x->from))
-            r[nu++] = *x;
-        else if (in_user(x->to) && (x->from == LBL(user_enter_iretq) || x->from == LBL(isr_iretq)))
+        started |= in_user(y->from);
+        exited |= y->from == USER_CODE_VA + STUB_SYSCALL;
+        if (in_user(y->from) || in_user(y->to))
+            in_sys = false;
+        if (in_user(y->to) && in_user(y->from)) {
+            r[nu++] = *y;
+        } else if (in_user(y->to) && y->from == LBL(syscall_sysretq)) {
             ret++;
-        else if (in_user(x->to))
+            /* The program's SYSRETs in order; one may go unrecorded (offos_user_returns). */
+            while (nret < x->nsysret && x->sysret[nret] != y->to)
+                nret++;
+            sysret_order &= nret < x->nsysret;
+            nret++;
+        } else if (in_user(y->to) &&
+                   (y->from == LBL(user_enter_iretq) || y->from == LBL(isr_iretq))) {
+            ret++;
+        } else if (in_user(y->to)) {
             ok &= CHECK(false, "record %zu %#lx -> %#lx: into user code from nowhere known", i,
-                        x->from, x->to);
-        else if (in_user(x->from) && x->to == trap_stub_address(VEC_PMI))
+                        y->from, y->to);
+        } else if (in_user(y->from) && y->to == trap_stub_address(VEC_PMI)) {
             pmi_in++;
-        else if (in_user(x->from))
-            code[nk++] = *x;
-        else if (!way)
+        } else if (in_user(y->from) && y->to == LBL(syscall_entry)) {
+            sysin[ns++] = *y;
+            in_sys = !exited;
+        } else if (in_user(y->from)) {
+            code[nk++] = *y;
+        } else if (way) {
+            continue;
+        } else if (in_sys || in_syscall_entry(y->from)) {
+            in_sys = true;
+            in_calls++;
+        } else {
             handler++;
+        }
     }
+    ok &= CHECK(sysret_order, "a SYSRET record lands where no SYSCALL of the program returns, or "
+                              "out of order");
     if (kernel)
         returns += pmi_in;
     else if (!(pmi_is_nmi() && b->interrupt_records_exact))
         returns += pmis;
+    /* The SYSCALL records: the model's filter takes the CPL after the transfer (0). */
+    bool model = bts_backend_is_model();
+    if ((kernel && (user || model)) || ns)
+        ok &= exp_match(sysin, ns, x->sys);
+    if (!kernel && model)
+        ok &= CHECK(ns == 0, "%zu SYSCALL records with only CPL 3 recorded", ns);
     if (kernel) {
-        ok &= exp_match(code, nk, kin);
+        ok &= exp_match(code, nk, x->kin);
         ok &= CHECK(pmi_in <= pmis, "%lu PMI entries for %lu PMIs", pmi_in, pmis);
         uint64_t max = b->handler_records ? b->handler_records_max * (returns + 1) : 0;
         ok &= CHECK(handler <= max, "%lu handler records, at most %lu (%s)", handler, max, b->name);
     } else {
-        ok &= CHECK(nk == 0 && pmi_in == 0 && handler == 0,
-                    "%zu, %lu and %lu records landing at CPL 0 with only CPL 3 recorded", nk,
-                    pmi_in, handler);
+        ok &= CHECK(nk == 0 && pmi_in == 0 && handler == 0 && in_calls == 0,
+                    "%zu, %lu, %lu and %lu records landing at CPL 0 with only CPL 3 recorded", nk,
+                    pmi_in, handler, in_calls);
     }
     if (!user) {
         ok &= CHECK(nu == 0 && ret == 0, "%zu and %lu records landing at CPL 3 with only CPL 0", nu,
@@ -719,7 +782,7 @@ static bool match_cpl(struct bts_record *r, size_t n, struct expect *u, struct e
         ok &=
             CHECK(ret <= (m == BTS_NEVER ? 0 : returns),
                   "%lu kernel-to-user returns recorded, %lu happened (%s)", ret, returns, b->name);
-    return ok & exp_match(r, nu, u);
+    return ok & exp_match(r, nu, x->u);
 }
 
 /* Whether a far return at CPL 3 works here. QEMU's TCG pops the far return's stack with
@@ -737,11 +800,19 @@ static bool user_lret_works(void)
     return status == 0;
 }
 
+/* The system call the programs make: a yield, which returns to the next instruction and
+ * changes no state the program sees (sched/syscall.h); with nothing else runnable it comes
+ * straight back. */
+#define USER_SYSCALL SYS_YIELD
+
+static uint64_t sysret_to[REC_CAP];
+static struct bts_record sys_want[REC_CAP];
+
 TEST(rand, user, "random user-mode programs in a user task under each CPL filter", 60000)
 {
     if (!bts_require())
         return;
-    uint32_t mix = RP_MIX_USER;
+    uint32_t mix = RP_MIX_ALL;
     if (!user_lret_works()) {
         mix &= ~RP_MIX(RP_C_LRET);
         test_diag("rand.user: lretq left out: a far return at CPL 3 faults here (#PF with a "
@@ -752,36 +823,47 @@ TEST(rand, user, "random user-mode programs in a user task under each CPL filter
     uint64_t set = set_seed(0x75736572), records = 0, failed = 0;
     for (uint64_t i = 0; i < count() && failed < 3; i++) {
         progress(i, records);
-        struct rp_params par = {.size = prog_size(), .mix = mix, .fault_addr = USER_FAULT_ADDR};
+        struct rp_params par = {.size = prog_size(),
+                                .mix = mix,
+                                .fault_addr = USER_FAULT_ADDR,
+                                .intn_vector = VEC_TEST_SOFTINT,
+                                .syscall = true,
+                                .syscall_nr = USER_SYSCALL};
         uint64_t off = USER_PROG_OFF + ((i * 0x1d1) & 0x7ff);
         if (!build(set, i, USER_CODE_VA + off, &par))
             break;
         memset(image, 0xCC, off);
         memcpy(image + off, stage, par.size);
         uint64_t back = user_stub(prog.entry);
-        /* The records within user code: the stub's call, the program's transfers but its
-         * faults, the return to the stub; and those into the kernel: the faults' entries, the
-         * exit's SYSCALL. The CPL filter rotates: CPL 3, CPL 0, both. */
+        /* The records within user code: the stub's call, the program's branches, the return to
+         * the stub; those into the kernel: the traps' entries, the SYSCALLs' (the exit's
+         * last). The CPL filter rotates: CPL 3, CPL 0, both. */
         static const unsigned cpls[] = {BTS_CPL_USER, BTS_CPL_KERNEL,
                                         BTS_CPL_USER | BTS_CPL_KERNEL};
         unsigned cpl = cpls[i % 3];
-        struct expect e, kin;
+        struct expect e, kin, sys;
         exp_init(&e, want, REC_CAP);
         exp_init(&kin, code_want, REC_CAP);
+        exp_init(&sys, sys_want, REC_CAP);
         exp_add(&e, USER_CODE_VA, prog.entry);
         bool cond_next = bts_profile()->cond_next_recorded;
         uint64_t traps = 0;
+        size_t nsys = 0;
         for (uint32_t k = 0; k < prog.nxfer; k++) {
             const struct rp_transfer *t = &prog.xfer[k];
-            if (t->cls == RP_C_UD || t->cls == RP_C_PF) {
+            if (is_trap(t->cls)) {
                 traps++;
                 exp_add(&kin, t->from, trap_stub_address(t->vector));
+            } else if (t->cls == RP_C_SYSCALL) {
+                exp_add(&sys, t->from, LBL(syscall_entry));
+                sysret_to[nsys++] = t->to;
             } else if (!(t->next && is_conditional(t->cls) && !cond_next)) {
                 exp_add(&e, t->from, t->to == RP_RETURN ? back : t->to);
             }
         }
-        exp_add(&kin, USER_CODE_VA + STUB_SYSCALL, LBL(syscall_entry));
-        if (!CHECK(!e.overflow, "seed %#lx index %lu: over %u records", set, i, REC_CAP))
+        exp_add(&sys, USER_CODE_VA + STUB_SYSCALL, LBL(syscall_entry));
+        if (!CHECK(!e.overflow && !sys.overflow, "seed %#lx index %lu: over %u records", set, i,
+                   REC_CAP))
             break;
         struct bts_trace *tr = kzalloc(sizeof(*tr));
         struct bts_config cfg =
@@ -810,7 +892,13 @@ TEST(rand, user, "random user-mode programs in a user task under each CPL filter
         ok &= CHECK(n >= 0, "collect: %ld", n);
         if (ok) {
             records += (uint64_t)n;
-            ok = match_cpl(got, (size_t)n, &e, &kin, 1 + traps, st.pmis, cpl);
+            struct user_expect x = {.u = &e,
+                                    .kin = &kin,
+                                    .sys = &sys,
+                                    .sysret = sysret_to,
+                                    .nsysret = nsys,
+                                    .returns = 1 + traps + nsys};
+            ok = match_cpl(got, (size_t)n, &x, st.pmis, cpl);
             if (!ok)
                 test_diag("rand.user: CPL filter %s", cpl == BTS_CPL_USER     ? "user"
                                                       : cpl == BTS_CPL_KERNEL ? "kernel"

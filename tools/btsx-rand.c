@@ -2,8 +2,8 @@
  * btsx-rand: a random program of tests/randprog.c, rebuilt on the host from its seed and
  * index, disassembled with objdump, with the path it takes marked.
  *
- *   btsx-rand [--seed S] [--index I] [--size N] [--mix all|user|0xBITS] [--base A]
- *             [--fault A] [--int V] [--transfers] [--dump] [--objdump CMD]
+ *   btsx-rand [--seed S] [--index I] [--size N] [--mix all|0xBITS] [--base A]
+ *             [--fault A] [--int V] [--syscall NR] [--transfers] [--dump] [--objdump CMD]
  *   btsx-rand --log FILE [--nth K]
  *
  * --log reads the parameters and bytes of a failure report (rp_report_line()'s lines,
@@ -39,8 +39,9 @@ static struct rp_insn ins[SIZE_MAX_B];
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: btsx-rand [--seed S] [--index I] [--size N] [--mix all|user|0xBITS]"
-                    " [--base A] [--fault A] [--int V] [--transfers] [--dump] [--objdump CMD]\n"
+    fprintf(stderr, "usage: btsx-rand [--seed S] [--index I] [--size N] [--mix all|0xBITS]"
+                    " [--base A] [--fault A] [--int V] [--syscall NR] [--transfers] [--dump]"
+                    " [--objdump CMD]\n"
                     "       btsx-rand --log FILE [--nth K] [--transfers]\n");
     exit(2);
 }
@@ -69,6 +70,8 @@ static bool field(const char *line, const char *key, uint64_t *v)
 struct report {
     uint64_t seed, index, base, fault, mix, intn;
     uint64_t size;
+    bool syscall; /* the line has syscall=NR (programs that run at CPL 3) */
+    uint64_t syscall_nr;
     uint32_t got; /* bytes read */
 };
 
@@ -99,6 +102,7 @@ static bool read_log(const char *path, unsigned nth, struct report *r)
                 fprintf(stderr, "btsx-rand: bad report line: %s", h);
                 exit(1);
             }
+            r->syscall = field(h, "syscall=", &r->syscall_nr);
             continue;
         }
         const char *b = strstr(line, "randprog bytes +");
@@ -207,7 +211,7 @@ static void disassemble(const struct rp_prog *p, const uint8_t *bytes, const cha
 
 int main(int argc, char **argv)
 {
-    struct rp_params par = {.size = 1536, .mix = RP_MIX_USER, .fault_addr = 0};
+    struct rp_params par = {.size = 1536, .mix = RP_MIX_ALL, .fault_addr = 0};
     uint64_t seed = 0, index = 0, base = DEFAULT_BASE;
     const char *log = NULL, *objdump = "objdump";
     unsigned nth = 1;
@@ -232,15 +236,15 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--size") == 0)
             par.size = (uint32_t)num(v);
         else if (strcmp(a, "--mix") == 0)
-            par.mix = strcmp(v, "all") == 0    ? RP_MIX_ALL
-                      : strcmp(v, "user") == 0 ? RP_MIX_USER
-                                               : (uint32_t)num(v);
+            par.mix = strcmp(v, "all") == 0 ? RP_MIX_ALL : (uint32_t)num(v);
         else if (strcmp(a, "--base") == 0)
             base = num(v);
         else if (strcmp(a, "--fault") == 0)
             par.fault_addr = num(v);
         else if (strcmp(a, "--int") == 0)
             par.intn_vector = (uint8_t)num(v);
+        else if (strcmp(a, "--syscall") == 0)
+            par.syscall = true, par.syscall_nr = (uint32_t)num(v);
         else if (strcmp(a, "--log") == 0)
             log = v;
         else if (strcmp(a, "--nth") == 0)
@@ -260,7 +264,9 @@ int main(int argc, char **argv)
         par = (struct rp_params){.size = (uint32_t)r.size,
                                  .mix = (uint32_t)r.mix,
                                  .fault_addr = r.fault,
-                                 .intn_vector = (uint8_t)r.intn};
+                                 .intn_vector = (uint8_t)r.intn,
+                                 .syscall = r.syscall,
+                                 .syscall_nr = (uint32_t)r.syscall_nr};
     }
     if (par.size < RP_SIZE_MIN || par.size > SIZE_MAX_B) {
         fprintf(stderr, "btsx-rand: size must be %u..%u\n", RP_SIZE_MIN, SIZE_MAX_B);

@@ -42,6 +42,31 @@ static void test_memcpy_memset(void **state)
     assert_int_equal(dst[0], 0xab);
 }
 
+/* Every alignment of source and destination and every length around the word size: the
+ * word-at-a-time paths and the byte tails agree with a byte-by-byte reference, and nothing
+ * outside [dst, dst + n) changes. */
+static void test_memcpy_memset_alignments(void **state)
+{
+    _Alignas(8) unsigned char src[BUF], dst[BUF], ref[BUF];
+
+    (void)state;
+    fill_pattern(src, BUF);
+    for (size_t so = 0; so < 8; so++)
+        for (size_t doff = 0; doff < 8; doff++)
+            for (size_t n = 0; n <= 40; n++) {
+                kstr_memset(dst, 0xee, BUF);
+                for (size_t i = 0; i < BUF; i++)
+                    ref[i] = i >= doff && i < doff + n ? src[so + i - doff] : 0xee;
+                kstr_memcpy(dst + doff, src + so, n);
+                assert_memory_equal(dst, ref, BUF);
+                for (size_t i = 0; i < BUF; i++)
+                    ref[i] = i >= doff && i < doff + n ? 0x5a : 0xee;
+                kstr_memset(dst, 0xee, BUF);
+                kstr_memset(dst + doff, 0x15a, n);
+                assert_memory_equal(dst, ref, BUF);
+            }
+}
+
 static void test_memmove_overlap(void **state)
 {
     unsigned char buf[BUF], ref[BUF];
@@ -139,10 +164,10 @@ static void test_strlcpy(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_memcpy_memset),  cmocka_unit_test(test_memmove_overlap),
-        cmocka_unit_test(test_memcmp),         cmocka_unit_test(test_strlen_strnlen),
-        cmocka_unit_test(test_strcmp_strncmp), cmocka_unit_test(test_strchr),
-        cmocka_unit_test(test_strlcpy),
+        cmocka_unit_test(test_memcpy_memset),   cmocka_unit_test(test_memcpy_memset_alignments),
+        cmocka_unit_test(test_memmove_overlap), cmocka_unit_test(test_memcmp),
+        cmocka_unit_test(test_strlen_strnlen),  cmocka_unit_test(test_strcmp_strncmp),
+        cmocka_unit_test(test_strchr),          cmocka_unit_test(test_strlcpy),
     };
     /* A runaway loop in the code under test must fail the run, not hang `make unit`. */
     alarm(UNIT_TIMEOUT_S);

@@ -5,18 +5,18 @@
 #                  ptrace(PTRACE_SINGLESTEP) and makes exactly the generator's transfers;
 #                  every class and jcc condition occurs; build/btsx-rand reads back the
 #                  program report it writes, and finds a byte changed in it.
-# More programs, other sizes or another seed: $(B)/unit/test_randprog -n 100000 -s 8192 -S 0x1234
+# More programs, other sizes or another seed: build/unit/test_randprog -n 100000 -s 8192 -S 0x1234
 
 # Rules here must not become the default goal of the top-level Makefile.
 randprog_mk_default_goal := $(.DEFAULT_GOAL)
 
-UNIT_TESTS += $(B)/unit/test_randprog
+UNIT_TESTS += $(UNIT_DIR)/test_randprog
 
 RANDPROG_DEPS := tests/randprog.c tests/randprog.h kernel/errno.h kernel/string.h \
 		 tests/unit/randprog.mk
 
 # The tool is a prerequisite: test_randprog also checks that it reads back what it dumps.
-$(B)/unit/test_randprog: tests/unit/test_randprog.c $(RANDPROG_DEPS) $(B)/btsx-rand
+$(UNIT_DIR)/test_randprog: tests/unit/test_randprog.c $(RANDPROG_DEPS) $(B)/btsx-rand
 	@mkdir -p $(@D)
 	$(HOSTCC) $(UNIT_CFLAGS) -DBTSX_RAND='"$(B)/btsx-rand"' -o $@ tests/unit/test_randprog.c \
 		tests/randprog.c $(UNIT_LIBS)

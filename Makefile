@@ -44,6 +44,24 @@ KSRC := $(wildcard boot/*.S) $(wildcard kernel/*.c) $(wildcard kernel/*.S) \
         $(wildcard ds/*.c) $(wildcard ds/*.S) $(wildcard sched/*.c) $(wildcard sched/*.S) \
         $(filter-out tests/t_%,$(sort $(wildcard tests/*.c))) $(SUITES) \
         $(sort $(wildcard tests/*.S))
+# UBSAN=1: the kernel with UndefinedBehaviorSanitizer (README, "The UBSan kernel"), in a build
+# folder of its own (`make ubsan`: $(B)/ubsan). UBSAN_RUNTIME is its runtime: left out of the
+# ordinary kernel, and built without the sanitizer (it must not check itself).
+UBSAN_CHECKS := shift integer-divide-by-zero signed-integer-overflow bounds null object-size \
+                alignment pointer-overflow builtin unreachable vla-bound bool enum \
+                nonnull-attribute returns-nonnull-attribute
+UBSAN_COMMA := ,
+UBSAN_LIST := $(subst $() $(),$(UBSAN_COMMA),$(strip $(UBSAN_CHECKS)))
+UBSAN_RUNTIME := kernel/ubsan.c kernel/ubsan_report.c
+ifeq ($(UBSAN),1)
+KCFLAGS += -fsanitize=$(UBSAN_LIST) -fsanitize-recover=all -DBTSX_UBSAN='"$(UBSAN_LIST)"'
+$(UBSAN_RUNTIME:%=$(B)/k/%.o): KCFLAGS += -fno-sanitize=all
+# kernel/stackprot.c is checked too, and its stackprot_init() runs before there is a canary: the
+# handlers it may call must not check one (and __stack_chk_fail() is no file for them to call).
+$(B)/k/kernel/ubsan.c.o: KCFLAGS += -fno-stack-protector
+else
+KSRC := $(filter-out $(UBSAN_RUNTIME),$(KSRC))
+endif
 KOBJ := $(patsubst %,$(B)/k/%.o,$(KSRC)) $(B)/k/font.o
 
 FONT := /usr/share/consolefonts/Lat15-Terminus16.psf.gz

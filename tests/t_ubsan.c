@@ -58,17 +58,28 @@ static bool contains(const char *s, const char *word)
     return false;
 }
 
+/* The kernel's reporter while a test has its own; put back after every test, however it ended. */
+static void (*kernel_reporter)(const char *, bool);
+
+static void restore_reporter(void)
+{
+    if (kernel_reporter)
+        ubsan_report_hook = kernel_reporter;
+    kernel_reporter = NULL;
+}
+TEST_CLEANUP(restore_reporter);
+
 /* Runs op(a, b) with catch_report as the reporter, and checks its first report against the
  * site's line and what it must say. */
 static void expect_report(int (*op)(int, int), int a, int b, unsigned line, const char *check,
                           const char *says)
 {
-    void (*kernel_reporter)(const char *, bool) = ubsan_report_hook;
     ncaught = 0;
     caught[0] = '\0';
+    kernel_reporter = ubsan_report_hook;
     ubsan_report_hook = catch_report;
     (void)op(a, b);
-    ubsan_report_hook = kernel_reporter;
+    restore_reporter();
     test_info("%s", caught);
     char where[48];
     ksnprintf(where, sizeof(where), "ubsan: tests/t_ubsan.c:%u:", line);

@@ -324,9 +324,9 @@ st-x2apic-nmi:
 	$(RUNNER) --config bochs-skylake --tag x2apic-nmi --append "apic=x2apic pmi=nmi volume=quick $(X2APIC_TESTS)"
 
 # The UBSan kernel (README, "The UBSan kernel"): built by GCC into $(B)/ubsan and run once, every
-# suite with the self-test (about 2 minutes under TCG on the shared machine); no report may fail
-# any test but the self-test's own (--expect), whose failures include two planted ones. clang's
-# build is checked by clang-build.
+# suite with the self-test, in full volume (2 to 3 minutes under TCG on the shared machine: more
+# than the runner's default timeout); no report may fail any test but the self-test's own
+# (--expect), whose failures include two planted ones. clang's build is checked by clang-build.
 UBSAN_EXPECT := $(SELFTEST_EXPECT),selftest.ubsan_overflow=fail,selftest.ubsan_bounds=fail
 SELFTEST_RUNS += st-ubsan
 .PHONY: ubsan st-ubsan
@@ -334,7 +334,7 @@ ubsan:
 	$(MAKE) --no-print-directory B=$(B)/ubsan UBSAN=1 kernel
 st-ubsan: ubsan
 	$(PYTHON) tools/btsx-run --build $(B)/ubsan --accel $(ACCEL) --config direct --tag ubsan \
-	    --append "selftest=1" --expect $(UBSAN_EXPECT) --expect-header 'ubsan=on (*'
+	    --timeout 600 --append "selftest=1" --expect $(UBSAN_EXPECT) --expect-header 'ubsan=on (*'
 
 # Each fault of tools/mutants.txt applied to a copy of the built tree, the kernel rebuilt, and the
 # bts, ds and bts.task suites run under model=exact and model=hw: every fault must be caught.

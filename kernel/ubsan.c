@@ -313,19 +313,24 @@ void __ubsan_handle_shift_out_of_bounds(struct shift_data *d, uintptr_t lhs, uin
 {
     if (!begin(&d->loc, "shift"))
         return;
+    /* The call does not say which way the shift went: the first two reasons hold for both,
+     * the last two only a left shift has. */
+    put_str("shift of ");
     put_value(d->lhs_type, lhs);
-    put_str(" << ");
+    put_str(" by ");
     put_value(d->rhs_type, rhs);
-    if (value_negative(d->rhs_type, rhs))
-        put_str(": negative shift");
-    else if (d->rhs_type->kind == TYPE_KIND_INTEGER && rhs >= type_bits(d->lhs_type))
-        put_str(": shift too wide for ");
-    else if (value_negative(d->lhs_type, lhs))
-        put_str(": negative value shifted in ");
-    else
-        put_str(": the result does not fit ");
-    if (d->rhs_type->kind == TYPE_KIND_INTEGER && !value_negative(d->rhs_type, rhs))
+    if (value_negative(d->rhs_type, rhs)) {
+        put_str(": a negative amount");
+    } else if (rhs >= type_bits(d->lhs_type)) {
+        put_str(": as wide as ");
         put_str(d->lhs_type->name);
+        put_str(" or wider");
+    } else if (value_negative(d->lhs_type, lhs)) {
+        put_str(": a negative value shifted left");
+    } else {
+        put_str(": the result does not fit ");
+        put_str(d->lhs_type->name);
+    }
     end(false);
 }
 
@@ -359,25 +364,25 @@ static const char *const access_kind[] = {
 void __ubsan_handle_type_mismatch_v1(struct type_mismatch_data *d, uintptr_t ptr)
 {
     uintptr_t align = (uintptr_t)1 << d->log_alignment;
-    const char *check = !ptr                                      ? "null"
-                        : d->log_alignment && (ptr & (align - 1)) ? "alignment"
-                                                                  : "object-size";
-    if (!begin(&d->loc, check))
+    bool misaligned = d->log_alignment && (ptr & (align - 1));
+    if (!begin(&d->loc, !ptr ? "null" : misaligned ? "alignment" : "object-size"))
         return;
     put_str(d->type_check_kind < sizeof(access_kind) / sizeof(access_kind[0])
                 ? access_kind[d->type_check_kind]
                 : "access to");
-    put_str(!ptr ? " a null pointer of type " : " ");
-    if (ptr) {
-        put_hex(ptr);
-        put_str(!d->log_alignment || !(ptr & (align - 1)) ? ", too small for "
-                                                          : ", misaligned for ");
-    }
+    put_char(' ');
     put_str(d->type->name);
-    if (ptr && d->log_alignment && (ptr & (align - 1))) {
-        put_str(" (alignment ");
-        put_udec(align);
-        put_char(')');
+    if (!ptr) {
+        put_str(" through a null pointer");
+    } else {
+        put_str(" at ");
+        put_hex(ptr);
+        if (misaligned) {
+            put_str(", not aligned to ");
+            put_udec(align);
+        } else {
+            put_str(", past the end of its object");
+        }
     }
     end(false);
 }

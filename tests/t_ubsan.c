@@ -112,6 +112,66 @@ TEST(ubsan, bounds, "an index past an array's end is reported with its site and 
     expect_report(index_op, TABLE_LEN, 0, INDEX_LINE, "bounds", "index 4 out of range");
 }
 
+/* One operation per kind that the runtime describes its own way, each a function of its own
+ * (site and line): the line is where UB_OP() is written. */
+#define UB_OP(name, ...)                                                                           \
+    enum { name##_line = __LINE__ };                                                               \
+    static int __attribute__((noinline)) name##_raw(int a, int b)                                  \
+    {                                                                                              \
+        return (__VA_ARGS__);                                                                      \
+    }                                                                                              \
+    static int name(int a, int b)                                                                  \
+    {                                                                                              \
+        volatile int va = a, vb = b;                                                               \
+        return name##_raw(va, vb);                                                                 \
+    }
+
+static volatile char misaligned_buf[16] __attribute__((aligned(8)));
+static volatile uint8_t not_a_bool = 2;
+static char *volatile ptr_sink;
+
+/* A pointer n bytes below the top of the address space, out of the compiler's sight (it would
+ * turn arithmetic on a pointer it made from an integer into integer arithmetic). */
+static char *__attribute__((noinline)) top_pointer(int n)
+{
+    return (char *)(uintptr_t)(-(int64_t)n);
+}
+
+UB_OP(sub_op, a - b)
+UB_OP(mul_op, (a) * (b))
+UB_OP(shift_op, a << b)
+UB_OP(clz_op, (void)b, __builtin_clz((unsigned)a))
+UB_OP(align_op, *(volatile int *)(misaligned_buf + a + b))
+UB_OP(bool_op, (void)a, (void)b, *(volatile bool *)&not_a_bool)
+UB_OP(ptr_op, (ptr_sink = top_pointer(a) + b) != NULL)
+
+struct ub_kind {
+    int (*op)(int, int);
+    int a, b;
+    unsigned line;
+    const char *check, *says;
+};
+
+TEST(ubsan, kinds, "each kind of report names its check and values", 0)
+{
+    const struct ub_kind kinds[] = {
+        {sub_op, -INT_MAX_ - 1, 1, sub_op_line, "signed-integer-overflow",
+         "-2147483648 - 1 does not fit 'int'"},
+        {mul_op, 65536, 65536, mul_op_line, "signed-integer-overflow",
+         "65536 * 65536 does not fit 'int'"},
+        {shift_op, 1, 40, shift_op_line, "shift", "shift of 1 by 40: as wide as 'int' or wider"},
+        {clz_op, 0, 0, clz_op_line, "builtin", "__builtin_clz() of zero"},
+        {align_op, 1, 0, align_op_line, "alignment", "int' at 0x"},
+        {bool_op, 0, 0, bool_op_line, "bool/enum", "load of 2, not a value of"},
+        {ptr_op, 16, 32, ptr_op_line, "pointer-overflow",
+         "pointer 0xfffffffffffffff0 moved to 0x10"},
+    };
+    for (unsigned i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        const struct ub_kind *k = &kinds[i];
+        expect_report(k->op, k->a, k->b, k->line, k->check, k->says);
+    }
+}
+
 /* selftest=1: the same kinds with the kernel's reporter, each at a site of its own. Each must
  * fail with the report as its reason (file:line) and the run go on. */
 TEST_FLAGS(selftest, ubsan_overflow, "a signed overflow (must fail, reported)", 0,

@@ -206,6 +206,11 @@ TEST(ubsan, bounds, "an index past an array's end is reported with its site and 
     test_skip(NO_UBSAN);
 }
 
+TEST(ubsan, kinds, "each kind of report names its check and values", 0)
+{
+    test_skip(NO_UBSAN);
+}
+
 TEST_FLAGS(selftest, ubsan_overflow, "a signed overflow (must fail, reported)", 0,
            TEST_FLAG_SELFTEST)
 {

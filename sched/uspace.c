@@ -3,9 +3,11 @@
  * of their own (sched/sched.h has the layout), their release, and the first entry to CPL 3.
  * Scheduling them is sched/sched.c's job.
  */
+#include "kernel/console.h"
 #include "kernel/errno.h"
 #include "kernel/mem.h"
 #include "kernel/paging.h"
+#include "kernel/ptaudit.h"
 #include "kernel/string.h"
 #include "kernel/user.h"
 #include "sched/internal.h"
@@ -41,6 +43,18 @@ static int map_user_page(struct task *t, uint64_t va, uint64_t flags, const void
     return as_map_user(&t->as, va, p, flags);
 }
 
+/* The address space as built keeps the rules (kernel/ptaudit.h), the user stack's neighbours
+ * unmapped too (an overflow or underflow faults); a breach is said, and the task refused. */
+static int uspace_audit(struct task *t)
+{
+    const uint64_t guards[] = {USER_STACK_VA - PAGE_SIZE, USER_STACK_TOP};
+    char why[PT_AUDIT_WHY_MAX];
+    int err = pt_audit_check(&t->as, guards, sizeof(guards) / sizeof(guards[0]), why, sizeof(why));
+    if (err)
+        kprintf_diag("task %s refused: its address space breaks a rule: %s\n", t->name, why);
+    return err;
+}
+
 struct task *task_create_user(const char *name, const void *code, uint64_t len,
                               uint64_t entry_offset, uint64_t arg, uint64_t arg2)
 {
@@ -64,6 +78,8 @@ struct task *task_create_user(const char *name, const void *code, uint64_t len,
         err = map_user_page(t, USER_DATA_VA, PTE_W | PTE_NX, NULL, 0);
     if (!err)
         err = map_user_page(t, USER_STACK_VA, PTE_W | PTE_NX, NULL, 0);
+    if (!err)
+        err = uspace_audit(t);
     if (err) {
         task_free(t);
         return NULL;

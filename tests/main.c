@@ -26,6 +26,9 @@
 #include "kernel/stackprot_report.h"
 #include "kernel/string.h"
 #include "kernel/trap.h"
+#ifdef BTSX_UBSAN
+#include "kernel/ubsan_report.h"
+#endif
 #include "tests/test.h"
 
 #define CMDLINE_ERR_MAX 160
@@ -70,6 +73,9 @@ void kmain(uint32_t magic, uint64_t info)
 {
     console_init();
     stackprot_report_init();
+#ifdef BTSX_UBSAN
+    ubsan_report_init(test_fail); /* the UBSan kernel (make ubsan) */
+#endif
     cpu_init();
     gdt_init();
     smp_init_bsp();

@@ -1,71 +1,21 @@
-/* boot.wx: the kernel's own page tables, walked entry by entry (the SDM's 4-level paging,
- * Vol. 3A, "Hierarchical Paging Structures"): no page is both writable and executable, no
- * page a user can reach maps kernel memory, and the guard pages are absent. A user address
- * space built by as_create()/as_map_user() is walked the same way, and the walk is shown to
- * see each kind of breach on pages mapped for that purpose. The walk belongs to the test: the
- * paging layer keeps no code that exists only to be checked. */
+/* boot.wx: the kernel's own page tables, walked entry by entry by kernel/ptaudit.c: no page
+ * is both writable and executable, no page a user can reach maps kernel memory, and the guard
+ * pages are absent. boot.wx_user: every user task's address space is checked by the same walk
+ * as it is built (sched/uspace.c), and one built here with each kind of breach is refused. */
 #include <stdbool.h>
 
+#include "kernel/errno.h"
 #include "kernel/mem.h"
 #include "kernel/paging.h"
+#include "kernel/ptaudit.h"
+#include "kernel/string.h"
+#include "sched/sched.h"
 #include "tests/test.h"
 
-extern const char _kernel_start[], _text_end[], _rodata_end[], _kernel_end[];
+extern const char _kernel_start[];
 extern const char boot_stack_guard[];
 
-#define LEVELS       4
-#define ENTRIES      512
-#define HALF_ENTRIES 256 /* PML4 slots 256..511 map the upper, sign-extended half */
-
-static const unsigned level_shift[LEVELS + 1] = {0, 12, 21, 30, 39};
-
-struct walk {
-    unsigned leaves;
-    unsigned wx;          /* writable and executable */
-    unsigned user_kernel; /* user-accessible and mapping the kernel image */
-    uint64_t first_wx, first_user_kernel;
-};
-
-static bool overlaps_kernel(uint64_t pa, uint64_t size)
-{
-    return pa < (uint64_t)_kernel_end && (uint64_t)_kernel_start < pa + size;
-}
-
-/* Effective rights combine every level: writable and user only if all levels allow it,
- * executable only if none sets NX (with CR0.WP and EFER.NXE on, as boot.cpu_state checks). */
-static void walk_table(const uint64_t *t, unsigned level, uint64_t va_base, bool w, bool u, bool nx,
-                       struct walk *out)
-{
-    for (unsigned i = 0; i < ENTRIES; i++) {
-        uint64_t e = t[i];
-        if (!(e & PTE_P))
-            continue;
-        uint64_t va = va_base + ((uint64_t)i << level_shift[level]);
-        if (level == LEVELS && i >= HALF_ENTRIES)
-            va |= ~0ULL << 48;
-        bool ew = w && (e & PTE_W), eu = u && (e & PTE_U), enx = nx || (e & PTE_NX);
-        if (level > 1 && !(e & PTE_PS)) {
-            walk_table((const uint64_t *)(e & PTE_ADDR_MASK), level - 1, va, ew, eu, enx, out);
-            continue;
-        }
-        uint64_t size = 1ULL << level_shift[level];
-        uint64_t pa = e & PTE_ADDR_MASK & ~(size - 1);
-        out->leaves++;
-        if (ew && !enx && !out->wx++)
-            out->first_wx = va;
-        if (eu && overlaps_kernel(pa, size) && !out->user_kernel++)
-            out->first_user_kernel = va;
-    }
-}
-
-static struct walk walk_as(const struct addr_space *as)
-{
-    struct walk w = {0};
-    walk_table(as->pml4, LEVELS, 0, true, true, false, &w);
-    return w;
-}
-
-static void check_clean(const char *what, const struct walk *w)
+static void check_clean(const char *what, const struct pt_audit *w)
 {
     CHECK(w->leaves > 0, "%s: the walk found no mapped page", what);
     CHECK(w->wx == 0, "%s: %u page(s) writable and executable, the first at %#lx", what, w->wx,
@@ -79,8 +29,10 @@ static char data_probe[8];
 
 TEST(boot, wx, "no page writable and executable, no user page on the kernel, guards absent", 0)
 {
-    struct walk k = walk_as(&kernel_as);
+    struct pt_audit k = pt_audit_walk(&kernel_as);
     check_clean("kernel", &k);
+    char why[PT_AUDIT_WHY_MAX];
+    CHECK(pt_audit_check(&kernel_as, NULL, 0, why, sizeof(why)) == 0, "kernel: %s", why);
 
     /* The sections keep their own rights (each lookup returns the leaf entry). */
     uint64_t text = as_lookup(&kernel_as, (uint64_t)_kernel_start);
@@ -103,7 +55,7 @@ TEST(boot, wx, "no page writable and executable, no user page on the kernel, gua
     CHECK_EQ(as_create(&as), 0);
     CHECK_EQ(as_map_user(&as, USER_BASE, page, PTE_W | PTE_NX), 0);
     CHECK_EQ(as_map_user(&as, USER_BASE + PAGE_SIZE, page, 0), 0);
-    struct walk u = walk_as(&as);
+    struct pt_audit u = pt_audit_walk(&as);
     check_clean("user", &u);
     CHECK_EQ(u.leaves, k.leaves + 2);
 
@@ -112,12 +64,74 @@ TEST(boot, wx, "no page writable and executable, no user page on the kernel, gua
      * tables. */
     CHECK_EQ(as_map_user(&as, USER_BASE + 2 * PAGE_SIZE, page, PTE_W), 0);
     CHECK_EQ(as_map_user(&as, USER_BASE + 3 * PAGE_SIZE, (uint64_t)_kernel_start, PTE_NX), 0);
-    struct walk bad = walk_as(&as);
+    struct pt_audit bad = pt_audit_walk(&as);
     CHECK(bad.wx == 1 && bad.first_wx == USER_BASE + 2 * PAGE_SIZE,
           "the walk missed a writable executable page (%u, %#lx)", bad.wx, bad.first_wx);
     CHECK(bad.user_kernel == 1 && bad.first_user_kernel == USER_BASE + 3 * PAGE_SIZE,
           "the walk missed a user page on the kernel (%u, %#lx)", bad.user_kernel,
           bad.first_user_kernel);
     as_destroy(&as);
+    pages_free(page, 1);
+}
+
+/* A user address space laid out as sched/uspace.c builds a task's (sched/sched.h): code
+ * (neither writable nor NX), data and stack (writable, NX), the stack's neighbours unmapped;
+ * plus, when plant_va is not 0, one more page at plant_va: pa with flags. */
+struct wx_case {
+    const char *what;
+    uint64_t plant_va, pa, flags;
+    const char *refusal; /* what pt_audit_check() must say, NULL: accepted */
+};
+
+static bool contains(const char *s, const char *word)
+{
+    size_t n = strlen(word);
+    for (; *s; s++)
+        if (!strncmp(s, word, n))
+            return true;
+    return false;
+}
+
+static void wx_user_case(const struct wx_case *c, uint64_t page)
+{
+    const uint64_t guards[] = {USER_STACK_VA - PAGE_SIZE, USER_STACK_TOP};
+    struct addr_space as;
+    if (!CHECK(as_create(&as) == 0, "%s: no address space", c->what))
+        return;
+    CHECK_EQ(as_map_user(&as, USER_CODE_VA, page, 0), 0);
+    CHECK_EQ(as_map_user(&as, USER_DATA_VA, page, PTE_W | PTE_NX), 0);
+    CHECK_EQ(as_map_user(&as, USER_STACK_VA, page, PTE_W | PTE_NX), 0);
+    if (c->plant_va)
+        CHECK_EQ(as_map_user(&as, c->plant_va, c->pa, c->flags), 0);
+    char why[PT_AUDIT_WHY_MAX];
+    int err = pt_audit_check(&as, guards, sizeof(guards) / sizeof(guards[0]), why, sizeof(why));
+    if (!c->refusal) {
+        CHECK(err == 0, "%s: refused: %s", c->what, why);
+    } else {
+        char va[24];
+        ksnprintf(va, sizeof(va), "%#lx", c->plant_va);
+        CHECK(err == E_INVAL && contains(why, c->refusal) && contains(why, va),
+              "%s: %s (%s), expected a refusal saying '%s' at %s", c->what, err_name(err), why,
+              c->refusal, va);
+        test_info("%s: refused: %s", c->what, why);
+    }
+    as_destroy(&as);
+}
+
+TEST(boot, wx_user, "a user address space breaking a rule is refused, one keeping them is not", 0)
+{
+    uint64_t page = pages_alloc(1);
+    if (!CHECK(page != 0, "no page for the user mappings"))
+        return;
+    const struct wx_case cases[] = {
+        {"as a task's", 0, 0, 0, NULL},
+        {"code page writable", USER_CODE_VA + PAGE_SIZE, page, PTE_W, "writable and executable"},
+        {"user page on the kernel text", USER_DATA_VA + PAGE_SIZE, (uint64_t)_kernel_start, PTE_NX,
+         "map kernel memory"},
+        {"page below the stack", USER_STACK_VA - PAGE_SIZE, page, PTE_W | PTE_NX, "guard page"},
+        {"page above the stack", USER_STACK_TOP, page, PTE_W | PTE_NX, "guard page"},
+    };
+    for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        wx_user_case(&cases[i], page);
     pages_free(page, 1);
 }

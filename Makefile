@@ -127,7 +127,7 @@ $(B)/btsx.iso: $(B)/btsx.elf grub.cfg tools/mkiso.sh
 	rm -rf $(B)/isodir && mkdir -p $(B)/isodir/boot/grub
 	cp $(B)/btsx.elf $(B)/isodir/boot/btsx.elf
 	cp grub.cfg $(B)/isodir/boot/grub/grub.cfg
-	sh tools/mkiso.sh $(B)/isodir $@ || { rm -f $@; exit 1; }
+	OBJCOPY=$(OBJCOPY) sh tools/mkiso.sh $(B)/isodir $@ || { rm -f $@; exit 1; }
 
 -include $(shell find $(B)/k -name '*.d' 2>/dev/null)
 
@@ -184,10 +184,14 @@ unit: unit-plain $(UNIT_SAN_RUNS)
 
 unit-plain: unit-run
 
+# A fragment may give a test arguments for the sanitized passes only (UNIT_SAN_ARGS_name).
 unit-run: $(UNIT_TESTS)
-	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $(if $(UNIT_SAN),$(UNIT_SAN_ENV)) ./$$t; done
+	@set -e; $(foreach t,$(UNIT_TESTS),echo "== $(t)"; \
+	    $(if $(UNIT_SAN),$(UNIT_SAN_ENV)) ./$(t) $(if $(UNIT_SAN),$(UNIT_SAN_ARGS_$(notdir $(t))));)
 
-unit-asan-gcc unit-asan-clang: unit-plain
+# The three passes are independent (each its own folder) and may run at once (make -j); the
+# one host tool they share is built first, by the plain compiler.
+unit-asan-gcc unit-asan-clang: $(B)/btsx-rand
 	$(MAKE) --no-print-directory unit-run UNIT_SAN=1 UNIT_DIR=$(B)/$@ \
 	    HOSTCC=$(patsubst unit-asan-%,%,$@)
 
@@ -203,15 +207,22 @@ lint:
 	mypy --strict $(PY_TOOLS)
 	flake8 $(PY_TOOLS)
 
-# Bochs single-steps the BTS model about 20 times slower than QEMU TCG: its runs are about the
-# CPU models (quirks, SMAP, x2APIC), so they run the long tests at a tenth of their volume; the
-# QEMU configurations run them in full.
-BOCHS_QUICK := --config-append bochs=volume=quick --config-append bochs-skylake=volume=quick
+# Every suite in every configuration, each configuration a different machine:
+# - direct with two CPUs, bios with one, uefi with four (QEMU TCG runs vCPUs on host threads;
+#   the idle ones halt), so every suite runs with 1, 2 and 4 CPUs on one of the boot paths;
+# - the long tests (ds.stream, bts.task.stream, bts.task.stress) in full on direct, at a tenth
+#   (volume=quick) elsewhere: bios and uefi are about the boot paths and firmware, and Bochs
+#   single-steps the BTS model about 20 times slower than QEMU TCG;
+# - bochs-skylake in x2APIC mode (its SMEP/SMAP and x2APIC), bochs (Core 2) in xAPIC mode.
+KERNEL_CHECK_OPTS := --smp direct=2 --smp uefi=4 \
+    --config-append bios=volume=quick --config-append uefi=volume=quick \
+    --config-append bochs=volume=quick --config-append 'bochs-skylake=volume=quick apic=x2apic'
 
 kernel-check: all
-	$(RUNNER) --config $(CONFIGS) -j 2 --junit $(B)/junit.xml $(BOCHS_QUICK)
+	$(RUNNER) --config $(CONFIGS) -j 2 --junit $(B)/junit.xml $(KERNEL_CHECK_OPTS)
 
 # The hardware path under the model (model=hw): the suites may rely only on the hardware profile.
+# Seeds 1 and 4 (NMI) at full volume; 2, 3 and 6 (NMI) with the long tests at a tenth.
 HW_TESTS = tests=bts.*,ds.*,bts.task.*,char.*,rand.*
 HW_HEADER = --expect-header 'profile=hw (pmi_skid_max=8 *'
 
@@ -221,10 +232,12 @@ SELFTEST_RUNS := st-selftest st-badcmdline st-nomatch st-badcmdline-bochs st-nmi
                  st-hwonly st-netburst st-hw-seed1 st-hw-seed2 st-hw-seed3 st-hw-nmi st-hw-nmi2 \
                  st-char-narrow st-handlers st-badskid \
                  st-p4 st-icelake st-screen-fail st-screen-pass st-screen-uefi st-serial
-X2APIC_RUNS := st-x2apic st-x2apic-nmi
+# (kernel-check runs every suite on bochs-skylake in x2APIC mode.)
+X2APIC_RUNS := st-x2apic-nmi
 # Several CPUs (kernel/smp.c): QEMU with -smp 2 and -smp 4; Bochs's Skylake with two, in x2APIC
 # mode (QEMU's TCG has no x2APIC).
-SMP_RUNS := st-smp2 st-smp4 st-smp1 st-badsmp st-smp-x2apic
+# (kernel-check runs every suite with two CPUs on direct and four on uefi.)
+SMP_RUNS := st-smp1 st-badsmp st-smp-x2apic
 .PHONY: $(SELFTEST_RUNS) $(X2APIC_RUNS) $(SMP_RUNS)
 
 selftest: all
@@ -236,14 +249,7 @@ x2apic-check: all
 smp-check: all
 	$(MAKE) --no-print-directory -j 2 --output-sync=target $(SMP_RUNS)
 
-# Every suite with two CPUs up (about 40 s under TCG); the SMP, scheduler and BTS suites with
-# four, booted through GRUB (multiboot2); smp=1 on four: one CPU, the smp suite skips; smp=0
-# is a bad command line.
-st-smp2:
-	$(RUNNER) --config direct --smp 2 --tag smp2 --expect-header 'cpus=2 online (apic ids 0,1)'
-st-smp4:
-	$(RUNNER) --config bios --smp 4 --tag smp4 --append "tests=smp.*,sched.*,bts.*" \
-	    --expect-header 'cpus=4 online (apic ids 0,1,2,3)'
+# smp=1 on four: one CPU, the smp suite skips; smp=0 is a bad command line.
 st-smp1:
 	$(RUNNER) --config direct --smp 4 --tag smp1 --append "smp=1 tests=smp.*" \
 	    --expect 'smp.bad_option=pass,smp.user_gs=pass,smp.*=skip' \
@@ -255,8 +261,11 @@ st-smp-x2apic:
 	$(RUNNER) --config bochs-skylake --smp 2 --tag smp-x2apic --append "apic=x2apic tests=smp.*,apic.*" \
 	    --expect-header 'cpus=2 online (apic ids 0,1)' --expect-header 'apic=x2apic,*'
 
+# The deliberate failures among the suites that run before and after them (test order is link
+# order: boot, ..., sched, selftest, smp, stack, bts.task): the run goes on past each.
 st-selftest:
-	$(RUNNER) --config direct --tag selftest --append "selftest=1" --expect $(SELFTEST_EXPECT)
+	$(RUNNER) --config direct --tag selftest --expect $(SELFTEST_EXPECT) --append \
+	    "selftest=1 volume=quick tests=boot.*,framework.*,sched.*,selftest.*,smp.*,stack.*,bts.task.*"
 # The summary screen, read through QEMU's monitor after an exit=halt run (--expect-screen):
 # VGA text with the self-test's expected failures (a version-6 or 7 QR code) and with none
 # (version 7, 2-module zone), the framebuffer's verdict band (version 12, level H); on each the
@@ -281,7 +290,7 @@ st-nomatch:
 st-badcmdline-bochs:
 	$(RUNNER) --config bochs --tag badcmdline --append "bogus=1" --expect-exit 2
 st-nmi:
-	$(RUNNER) --config direct --tag nmi --append "pmi=nmi tests=bts.*,ds.*,apic.*,nmi.*"
+	$(RUNNER) --config direct --tag nmi --append "pmi=nmi volume=quick tests=bts.*,ds.*,apic.*,nmi.*"
 st-hpet:
 	$(RUNNER) --config direct --tag hpet --append "clock=hpet tests=apic.*,sched.*"
 st-nopit:
@@ -292,13 +301,13 @@ st-hwonly:
 	$(RUNNER) --config direct --tag hwonly --append "backend=hw tests=bts.*,ds.*,sched.*,char.*" \
 	    --expect 'bts.*=skip,ds.*=skip,sched.*=pass,char.*=skip'
 st-netburst:
-	$(RUNNER) --config direct --tag netburst --append "model.layout=netburst tests=bts.*,ds.*"
+	$(RUNNER) --config direct --tag netburst --append "model.layout=netburst volume=quick tests=bts.*,ds.*"
 st-hw-seed1:
 	$(RUNNER) --config direct --tag hw-seed1 --append "model=hw seed=1 $(HW_TESTS)" $(HW_HEADER)
 st-hw-seed2:
-	$(RUNNER) --config direct --tag hw-seed2 --append "model=hw seed=2 $(HW_TESTS)" $(HW_HEADER)
+	$(RUNNER) --config direct --tag hw-seed2 --append "model=hw seed=2 volume=quick $(HW_TESTS)" $(HW_HEADER)
 st-hw-seed3:
-	$(RUNNER) --config direct --tag hw-seed3 --append "model=hw seed=3 $(HW_TESTS)" $(HW_HEADER)
+	$(RUNNER) --config direct --tag hw-seed3 --append "model=hw seed=3 volume=quick $(HW_TESTS)" $(HW_HEADER)
 st-hw-nmi:
 	$(RUNNER) --config direct --tag hw-nmi --append "model=hw seed=4 pmi=nmi $(HW_TESTS)" $(HW_HEADER)
 st-char-narrow:
@@ -306,11 +315,11 @@ st-char-narrow:
 	    --append "model=hw model.skid=0 model.offos_returns=never seed=5 tests=char.*" \
 	    --expect-header 'profile=hw (pmi_skid_max=0 *'
 st-hw-nmi2:
-	$(RUNNER) --config direct --tag hw-nmi2 --append "model=hw seed=6 pmi=nmi $(HW_TESTS)" $(HW_HEADER)
+	$(RUNNER) --config direct --tag hw-nmi2 --append "model=hw seed=6 pmi=nmi volume=quick $(HW_TESTS)" $(HW_HEADER)
 st-badskid:
 	$(RUNNER) --config direct --tag badskid --append "model.skid=9" --expect-exit 2
 st-handlers:
-	$(RUNNER) --config direct --tag handlers --append "model.handler_records=always tests=bts.*,ds.*" \
+	$(RUNNER) --config direct --tag handlers --append "model.handler_records=always volume=quick tests=bts.*,ds.*" \
 	    --expect-header 'profile=exact (*handler_records=always *'
 st-p4:
 	$(RUNNER) --config bochs-p4 --tag p4 --append "tests=bts.jmp,ds.circular,ds.debugctl_layout,msr.*" \
@@ -318,15 +327,14 @@ st-p4:
 st-icelake:
 	$(RUNNER) --config bochs-icelake --tag icelake --append "tests=apic.*" \
 	    --expect-header 'apic=*(pit; cpuid-0x15 said *'
-st-x2apic:
-	$(RUNNER) --config bochs-skylake --tag x2apic --append "apic=x2apic volume=quick $(X2APIC_TESTS)"
 st-x2apic-nmi:
 	$(RUNNER) --config bochs-skylake --tag x2apic-nmi --append "apic=x2apic pmi=nmi volume=quick $(X2APIC_TESTS)"
 
 # The UBSan kernel (README, "The UBSan kernel"): built by GCC into $(B)/ubsan and run once, every
-# suite with the self-test, in full volume (2 to 3 minutes under TCG on the shared machine: more
-# than the runner's default timeout); no report may fail any test but the self-test's own
-# (--expect), whose failures include two planted ones. clang's build is checked by clang-build.
+# suite with the self-test, the long tests at a tenth (volume=quick: their full volume runs on
+# the plain kernel); the timeout leaves room for a loaded machine. No report may fail any test
+# but the self-test's own (--expect), whose failures include two planted ones. clang's build is
+# checked by clang-build.
 UBSAN_EXPECT := $(SELFTEST_EXPECT),selftest.ubsan_overflow=fail,selftest.ubsan_bounds=fail
 SELFTEST_RUNS += st-ubsan
 .PHONY: ubsan st-ubsan
@@ -334,7 +342,7 @@ ubsan:
 	$(MAKE) --no-print-directory B=$(B)/ubsan UBSAN=1 kernel
 st-ubsan: ubsan
 	$(PYTHON) tools/btsx-run --build $(B)/ubsan --accel $(ACCEL) --config direct --tag ubsan \
-	    --timeout 600 --append "selftest=1" --expect $(UBSAN_EXPECT) --expect-header 'ubsan=on (*'
+	    --timeout 600 --append "selftest=1 volume=quick" --expect $(UBSAN_EXPECT) --expect-header 'ubsan=on (*'
 
 # Each fault of tools/mutants.txt applied to a copy of the built tree, the kernel rebuilt, and the
 # bts, ds and bts.task suites run under model=exact and model=hw: every fault must be caught.
@@ -354,8 +362,8 @@ LAVA_PY   := /usr/bin/python3
 LAVA_IMG  := file://$(abspath $(B))
 LAVA_OVMF := /usr/share/OVMF
 LAVA      := $(PYTHON) tools/btsx-lava
-# The default suite (every test) on the direct boot, a few suites on each ISO boot, and the
-# framework's self-test: about a minute and a half of lava-run under TCG.
+# The default suite (every test, the long ones at a tenth) on the direct boot, a few suites on
+# each ISO boot, and the framework's self-test: about a minute of lava-run under TCG.
 LAVA_QEMU_JOBS := direct bios uefi selftest
 LAVA_BAREMETAL := baremetal-grub-kernel baremetal-grub-iso
 
@@ -375,8 +383,8 @@ lava-validate:
 
 lava: all lava-install
 	@rm -rf $(LAVA_OUT) && mkdir -p $(LAVA_OUT)
-	$(LAVA) render lava/jobs/qemu-direct.yaml --image kernel=$(LAVA_IMG)/btsx32.elf \
-	    -o $(LAVA_OUT)/direct.yaml
+	$(LAVA) render lava/jobs/qemu-direct.yaml --append 'volume=quick' \
+	    --image kernel=$(LAVA_IMG)/btsx32.elf -o $(LAVA_OUT)/direct.yaml
 	$(LAVA) render lava/jobs/qemu-bios.yaml --append 'tests=boot.*,cmdline.*' \
 	    --image iso=$(LAVA_IMG)/btsx.iso -o $(LAVA_OUT)/bios.yaml
 	$(LAVA) render lava/jobs/qemu-uefi.yaml --append 'tests=boot.*,paging.*' \
@@ -426,26 +434,29 @@ lava-check:
 	    echo "      sudo apt-get install -y lava-dispatcher; sudo make lava"; \
 	fi
 
-# Both compilers must build the kernel: clang's build goes to its own folder.
+# Both compilers must build the kernel, and the UBSan kernel: clang's builds go to folders of
+# their own.
 clang-build:
 	$(MAKE) --no-print-directory B=$(B)/clang CC=clang kernel
 	$(MAKE) --no-print-directory B=$(B)/ubsan-clang CC=clang UBSAN=1 kernel
 
-# The kernel suites run last so that the last line is their total, which CI reads.
-# The kernels come first: the decoder's objdump test reads both images.
+# make check: the kernels first (the decoder's objdump test reads both images), then every
+# independent step two at a time (make -j 2; each step's output kept together), the mutation
+# run, and the kernel suites last so that the last line is their total, which CI reads.
+CHECK_STEPS := clang-build unit-plain $(UNIT_SAN_RUNS) objdump-check fuzz-check lint tools-check \
+               $(X2APIC_RUNS) $(SELFTEST_RUNS) $(SMP_RUNS) lava-check
+.PHONY: check-steps objdump-check
+
 check: deps
 	$(MAKE) --no-print-directory all
-	$(MAKE) --no-print-directory clang-build
-	$(MAKE) --no-print-directory unit
-	$(B)/unit/test_decode_objdump $(B)/clang/btsx.elf
-	$(MAKE) --no-print-directory fuzz-check
-	$(MAKE) --no-print-directory lint
-	$(MAKE) --no-print-directory tools-check
-	$(MAKE) --no-print-directory -j 2 --output-sync=target $(X2APIC_RUNS) $(SELFTEST_RUNS) \
-	    $(SMP_RUNS)
+	$(MAKE) --no-print-directory -j 2 --output-sync=target check-steps
 	$(MAKE) --no-print-directory mutate
-	$(MAKE) --no-print-directory lava-check
 	$(MAKE) --no-print-directory kernel-check
+
+check-steps: $(CHECK_STEPS)
+
+objdump-check: clang-build unit-plain
+	$(B)/unit/test_decode_objdump $(B)/clang/btsx.elf
 
 bench: all
 	$(PYTHON) tools/bench.py --build $(B) --accel $(ACCEL)

@@ -731,6 +731,48 @@ TEST(ds, invalid_config, "each invalid configuration has its own error and chang
     trace_teardown(&t);
 }
 
+/* The DS area a trace loads, field by field, against the buffer the test asked for (SDM Vol. 3B,
+ * "BTS and DS Save Area"): the hardware reads only these four words, so a layout one record off
+ * shows here on every backend, whatever the PMI's skid hides. */
+static void area_case(const struct bts_config *cfg, uint64_t thresh_records)
+{
+    struct bts_trace t;
+    if (!trace_setup(&t, cfg))
+        return;
+    const struct ds_area *ds = loaded_ds_area();
+    uint64_t base = (uint64_t)t.buf, n = cfg->hw_records;
+    CHECK(ds == t.ds, "IA32_DS_AREA holds %p, the attached trace's area is %p", ds, t.ds);
+    CHECK_EQ(ds->bts_base, base);
+    CHECK_EQ(ds->bts_index, base);
+    CHECK_EQ(ds->bts_abs_max, base + n * BTS_RECORD_SIZE);
+    if (cfg->mode == BTS_MODE_INTERRUPT)
+        CHECK(ds->bts_thresh == base + thresh_records * BTS_RECORD_SIZE,
+              "%lu records, threshold %lu: the area's threshold is %ld records from base", n,
+              thresh_records, (int64_t)(ds->bts_thresh - base) / BTS_RECORD_SIZE);
+    else /* circular: out of the index's reach, or the PMI would fire (BTINT=0 alone does not stop
+            it) */
+        CHECK(ds->bts_thresh > ds->bts_abs_max,
+              "circular buffer's threshold %#lx is within reach "
+              "of its index (maximum %#lx)",
+              ds->bts_thresh, ds->bts_abs_max);
+    trace_teardown(&t);
+}
+
+TEST(ds, area_fields, "the loaded DS area holds the buffer, maximum and threshold asked for", 0)
+{
+    if (!bts_require())
+        return;
+    const unsigned ev = BTS_EVENTS_BRANCHES, cpl = BTS_CPL_KERNEL;
+    struct bts_config c = cfg_interrupt(64, 40, 256, BTS_POLICY_WRAP, ev, cpl);
+    area_case(&c, 40);
+    c = cfg_interrupt(BTS_MIN_RECORDS, 1, 16, BTS_POLICY_STOP, ev, cpl);
+    area_case(&c, 1);
+    c = cfg_interrupt(200, 199, 256, BTS_POLICY_STREAM, ev, cpl);
+    area_case(&c, 199);
+    c = cfg_circular(16, cpl);
+    area_case(&c, 0);
+}
+
 TEST(ds, spurious_pmi, "a PMI with the index below the threshold is counted and ignored", 0)
 {
     if (!bts_require())

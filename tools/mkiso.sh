@@ -11,6 +11,9 @@ set -eu
 ISO_LIMIT_KIB=6144
 if [ "$*" = --limit-kib ]; then echo "$ISO_LIMIT_KIB"; exit 0; fi
 [ $# -eq 2 ] || { echo "usage: $0 ISODIR OUT.iso | $0 --limit-kib" >&2; exit 2; }
+# The kernel on the ISO carries no DWARF (about a megabyte): GRUB and the kernel need none of
+# it (the kernel's own symbol table is the loaded .ksyms section), and gdb reads build/btsx.elf.
+${OBJCOPY:-objcopy} --strip-debug "$1/boot/btsx.elf"
 modules="multiboot2 normal iso9660 part_msdos part_gpt all_video serial terminal test echo smbios"
 log="$2.mkrescue.log"
 if ! grub-mkrescue -o "$2" "$1" --compress=xz --fonts= --locales= --themes= \

@@ -456,7 +456,12 @@ class Commands(unittest.TestCase):
         opts = runner.parse_args(["--smp", "2", "--config", "bochs-skylake"])
         text = bochs.bochsrc_text(opts.files("bochs-skylake"), "term", "m", Path("/i"), opts.smp)
         self.assertIn("cpu: model=m, count=2, reset_on_triple_fault=0", text)
-        for bad in (["--smp", "0"], ["--smp", "17"], ["--smp", "x"]):
+        opts = runner.parse_args(["--smp", "direct=2", "--smp", "3", "--smp", "uefi=4"])
+        self.assertEqual((opts.smp_for("direct"), opts.smp_for("bios"), opts.smp_for("uefi")),
+                         (2, 3, 4))
+        for bad in (["--smp", "0"], ["--smp", "17"], ["--smp", "x"], ["--smp", "direct=0"],
+                    ["--smp", "nosuch=2"], ["--smp", "direct=2", "--smp", "direct=3"],
+                    ["--smp", "=2"], ["--smp", "direct="]):
             with self.subTest(bad=bad), contextlib.redirect_stderr(io.StringIO()), \
                     self.assertRaises(SystemExit):
                 runner.parse_args(bad)

@@ -35,7 +35,7 @@ from btsx.logs import ACCEL_LINE
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOGUE = ROOT / "tools" / "mutants.txt"
-SUITES = "bts.*,ds.*,bts.task.*"
+SUITES = "bts.*,ds.*,bts.task.*,char.*"
 # The long runs of the suites (each declared with a timeout of its own in tests/): ~17 of the
 # suites' ~19 s under TCG.
 SLOW = ("ds.stream", "bts.task.stress", "bts.task.stream")

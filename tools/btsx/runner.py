@@ -101,6 +101,7 @@ class Options:
     config_append: Mapping[str, str]
     accel: str
     smp: int
+    smp_config: Mapping[str, int]
     timeout: float | None
     jobs: int
     junit: Path | None
@@ -114,6 +115,10 @@ class Options:
 
     def files(self, config: str) -> RunFiles:
         return RunFiles.of(self.build, self.logdir, self.tag, config)
+
+    def smp_for(self, config: str) -> int:
+        """The CPUs of one configuration's machine: its --smp CONFIG=N, else --smp N."""
+        return self.smp_config.get(config, self.smp)
 
     def append_for(self, config: str) -> str:
         """The kernel command line for one configuration: --append, then its --config-append,
@@ -139,8 +144,10 @@ def parse_args(argv: Sequence[str] | None) -> Options:
                    help="more kernel options for one configuration, after --append's "
                    "(e.g. 'bochs=volume=quick'); repeatable")
     p.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto")
-    p.add_argument("--smp", type=int, default=1, metavar="N",
-                   help="CPUs of the machine (QEMU -smp N, Bochs cpu: count=N; default 1)")
+    p.add_argument("--smp", action="append", default=[], metavar="[CONFIG=]N",
+                   help="CPUs of the machine (QEMU -smp N, Bochs cpu: count=N; default 1); "
+                   "CONFIG=N for one configuration only (repeatable, e.g. --smp direct=2 "
+                   "--smp uefi=4)")
     p.add_argument("--timeout", type=float, help="seconds per configuration (default "
                    f"{QEMU_TIMEOUT} under QEMU, {bochs.TIMEOUT} under Bochs)")
     p.add_argument("-j", dest="jobs", type=int, default=1, help="configurations in parallel")
@@ -184,8 +191,18 @@ def parse_args(argv: Sequence[str] | None) -> Options:
             p.error(f"--config-append {item!r}: expected CONFIG=ARGS, once per configuration, "
                     f"CONFIG one of {', '.join(CONFIGS)}")
         config_append[name] = args
-    if ns.smp < 1 or ns.smp > SMP_MAX:
-        p.error(f"--smp must be 1..{SMP_MAX} (the kernel's SMP_MAX_CPUS)")
+    smp, smp_config = 1, {}
+    for item in ns.smp:
+        name, sep, count = item.rpartition("=")
+        if sep and (name not in CONFIGS or name in smp_config):
+            p.error(f"--smp {item!r}: expected N or CONFIG=N, once per configuration, "
+                    f"CONFIG one of {', '.join(CONFIGS)}")
+        if not count.isdigit() or not 1 <= int(count) <= SMP_MAX:
+            p.error(f"--smp {item!r}: N must be 1..{SMP_MAX} (the kernel's SMP_MAX_CPUS)")
+        if sep:
+            smp_config[name] = int(count)
+        else:
+            smp = int(count)
     if ns.jobs < 1 or (ns.timeout is not None and ns.timeout <= 0):
         p.error("-j and --timeout must be positive")
     build = Path(ns.build)
@@ -194,7 +211,7 @@ def parse_args(argv: Sequence[str] | None) -> Options:
         p.error("the build and log directories must not contain ',' (QEMU option syntax)")
     return Options(configs=configs, list_configs=ns.list_configs, build=build, logdir=logdir,
                    tag=ns.tag, append=ns.append, config_append=config_append, accel=ns.accel,
-                   smp=ns.smp,
+                   smp=smp, smp_config=smp_config,
                    timeout=ns.timeout,
                    jobs=ns.jobs, junit=Path(ns.junit) if ns.junit else None, expect=expect,
                    expect_exit=ns.expect_exit, expect_header=expect_header,
@@ -577,7 +594,7 @@ def run_config(config: str, opts: Options, accel: str) -> Run:
         if opts.append_for(config):
             problem, iso = bochs.build_run_iso(p, opts.append_for(config)), p.runiso
         p.bochsrc.write_text(bochs.bochsrc_text(p, bochs.display(), bochs.CPU[config], iso,
-                                                opts.smp))
+                                                opts.smp_for(config)))
         p.rc.write_text("c\n")  # Debian's debugger build stops before the first instruction
         cmd, grace = ["bochs", "-q", "-f", str(p.bochsrc), "-rc", str(p.rc)], float(bochs.GRACE)
         env = dict(os.environ, TERM="vt100")    # the term display needs a terminal type
@@ -585,7 +602,7 @@ def run_config(config: str, opts: Options, accel: str) -> Run:
         if config == "uefi":
             shutil.copyfile(OVMF_VARS, p.vars)   # fresh NVRAM every run
         cmd = qemu_command(config, p, opts.append_for(config), accel, opts.qemu,
-                           monitor=opts.expect_screen, smp=opts.smp)
+                           monitor=opts.expect_screen, smp=opts.smp_for(config))
         grace = float(QEMU_EXIT_GRACE)
         if opts.expect_screen:
             p.monitor.unlink(missing_ok=True)

@@ -106,7 +106,7 @@ $(B)/btsx.iso: $(B)/btsx.elf grub.cfg tools/mkiso.sh
 	rm -rf $(B)/isodir && mkdir -p $(B)/isodir/boot/grub
 	cp $(B)/btsx.elf $(B)/isodir/boot/btsx.elf
 	cp grub.cfg $(B)/isodir/boot/grub/grub.cfg
-	sh tools/mkiso.sh $(B)/isodir $@ || { rm -f $@; exit 1; }
+	OBJCOPY=$(OBJCOPY) sh tools/mkiso.sh $(B)/isodir $@ || { rm -f $@; exit 1; }
 
 -include $(shell find $(B)/k -name '*.d' 2>/dev/null)
 

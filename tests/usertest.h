@@ -28,6 +28,7 @@ extern const char uc_step_start[], uc_step_end[];
 extern const char uc_systf_start[], uc_systf_end[], uc_systf_syscall[];
 extern const char uc_nmi_wait_start[], uc_nmi_wait_end[];
 extern const char uc_spin_start[], uc_spin_end[], uc_spin_top[], uc_spin_jnz[];
+extern const char uc_fuzz_start[], uc_fuzz_end[], uc_fuzz_loop[], uc_fuzz_call[], uc_fuzz_jmp[];
 
 /* Creates a user task from a program, failing the test if that fails. */
 struct task *user_task(const char *name, const char *start, uint64_t len, uint64_t arg,

@@ -53,6 +53,13 @@ static int64_t sys_write(uint64_t buf, uint64_t len, uint64_t a2)
     for (uint64_t i = 0; i < len; i++)
         text[i] = ((const char *)buf)[i];
     user_access_end();
+    /* The bytes are the task's, the console's lines the kernel's: a CR (or a VT, FF or
+     * escape sequence) would let a terminal, or a reader that splits lines as Python's
+     * str.splitlines does, see a line the kernel never wrote; a NUL would cut the text short.
+     * A newline stays: the diagnostic goes on with its own "# " prefix. */
+    for (uint64_t i = 0; i < len; i++)
+        if ((text[i] < ' ' || text[i] > '~') && text[i] != '\n' && text[i] != '\t')
+            text[i] = '?';
     text[len] = '\0';
     kprintf_diag("task %u: %s", task_current()->id, text);
     return (int64_t)len;

@@ -33,6 +33,7 @@
 #include "kernel/errno.h"
 #include "kernel/mem.h"
 #include "kernel/paging.h"
+#include "kernel/printf.h"
 #include "kernel/stackprot.h"
 #include "kernel/string.h"
 #include "kernel/trap.h"
@@ -73,13 +74,14 @@ enum role { R_ANY, R_INT, R_OP, R_PTR, R_LEN };
 struct call_spec {
     const char *name;
     enum role role[NARGS];
+    bool ends; /* ends the task: drawn a quarter as often, the task is made anew after it */
 };
 /* The calls of sched/syscall.h. A number below SYS_COUNT without an entry here is still
  * fuzzed (every argument of any class, the generic oracle) but fails the test until its
  * documented results are described here and in check_call(). */
 static const struct call_spec specs[] = {
     [SYS_YIELD] = {"SYS_YIELD", {R_ANY}},
-    [SYS_EXIT] = {"SYS_EXIT", {R_INT}},
+    [SYS_EXIT] = {"SYS_EXIT", {R_INT}, true},
     [SYS_WRITE] = {"SYS_WRITE", {R_PTR, R_LEN}},
     [SYS_TRACE] = {"SYS_TRACE", {R_OP, R_PTR, R_LEN}},
 };
@@ -126,6 +128,7 @@ struct fuzz {
     bool traced; /* a BTS backend is there */
     /* Tallies for the summary line. */
     uint64_t per_nr[SYS_COUNT + 1], ok, errs, efault, tasks, bystanders, drained;
+    uint64_t ptr_seen[C_COUNT], ptr_taken[C_COUNT]; /* pointer arguments, and those accepted */
 };
 
 static uint64_t next(struct fuzz *f)
@@ -480,6 +483,8 @@ static bool fuzz_call(struct fuzz *f)
     uint64_t pick = below(f, 8 * SYS_COUNT + SYS_COUNT);
     if (pick < 8 * SYS_COUNT) {
         nr = pick % SYS_COUNT;
+        if (nr < NELEM(specs) && specs[nr].ends && below(f, 4) != 0)
+            nr = below(f, SYS_COUNT);
     } else {
         static const uint64_t bad[] = {SYS_COUNT, SYS_COUNT + 1, 0x100000000ull | SYS_WRITE,
                                        UINT64_MAX, 1ull << 63};
@@ -563,6 +568,12 @@ static bool fuzz_call(struct fuzz *f)
     }
     if (w_len)
         memcpy(data_want + w_off, f->data + w_off, w_len);
+    for (unsigned i = 0; s && i < NARGS; i++) {
+        if (s->role[i] == R_PTR) {
+            f->ptr_seen[f->cls[i]]++;
+            f->ptr_taken[f->cls[i]] += r >= 0;
+        }
+    }
     for (unsigned i = 0; i < CANARY_BYTES; i++) {
         if (kcanary[i] != (uint8_t)(i * 7 + 1)) {
             report(f, nr, a, r, "the call changed kernel data (the test's canary array)");
@@ -638,4 +649,14 @@ TEST(sys, fuzz, "random system calls from a user task: errors, never kernel faul
               f.seed, f.index, f.per_nr[SYS_YIELD], f.per_nr[SYS_EXIT], f.per_nr[SYS_WRITE],
               f.per_nr[SYS_TRACE], f.per_nr[SYS_COUNT], f.ok, f.errs, f.efault, f.drained, f.tasks,
               f.bystanders);
+    /* Two lines of eight classes: a line stays within a KTAP diagnostic's width. */
+    for (unsigned half = 0; half < 2; half++) {
+        char line[256];
+        size_t len = 0;
+        for (unsigned c = half * C_COUNT / 2; c < (half + 1) * C_COUNT / 2; c++)
+            if (len < sizeof(line))
+                len += (size_t)ksnprintf(line + len, sizeof(line) - len, " %s %lu/%lu", cls_name[c],
+                                         f.ptr_taken[c], f.ptr_seen[c]);
+        test_diag("sysfuzz: pointer arguments accepted (a result >= 0)/made by class:%s", line);
+    }
 }

@@ -70,7 +70,14 @@ struct fuzz_block {
 
 /* What an argument is, in the documented ABI: the draw favours the classes that reach past
  * the first check (a pointer is mostly a pointer, an operation mostly a small number). */
-enum role { R_ANY, R_INT, R_OP, R_PTR, R_LEN };
+enum role {
+    R_ANY,
+    R_INT,
+    R_OP,
+    R_PTR,
+    R_LEN,  /* of the pointer before it, in bytes */
+    R_NREC, /* of the pointer before it, in records (struct bts_record) */
+};
 struct call_spec {
     const char *name;
     enum role role[NARGS];
@@ -83,7 +90,7 @@ static const struct call_spec specs[] = {
     [SYS_YIELD] = {"SYS_YIELD", {R_ANY}},
     [SYS_EXIT] = {"SYS_EXIT", {R_INT}, true},
     [SYS_WRITE] = {"SYS_WRITE", {R_PTR, R_LEN}},
-    [SYS_TRACE] = {"SYS_TRACE", {R_OP, R_PTR, R_LEN}},
+    [SYS_TRACE] = {"SYS_TRACE", {R_OP, R_PTR, R_NREC}},
 };
 
 enum cls {
@@ -103,11 +110,27 @@ enum cls {
     C_STRADDLE,
     C_RO,
     C_OWN,
+    C_WRAP, /* a length that takes the pointer before it past 2^64, or to just below */
     C_COUNT
 };
 static const char *const cls_name[C_COUNT] = {
-    "small", "edge", "large", "negative", "overflow",     "ktext",    "kdata", "kstack",
-    "ds",    "task", "alias", "unmapped", "noncanonical", "straddle", "ro",    "own",
+    [C_SMALL] = "small",
+    [C_EDGE] = "edge",
+    [C_LARGE] = "large",
+    [C_NEG] = "negative",
+    [C_OVERFLOW] = "overflow",
+    [C_KTEXT] = "ktext",
+    [C_KDATA] = "kdata",
+    [C_KSTACK] = "kstack",
+    [C_DS] = "ds",
+    [C_TASK] = "task",
+    [C_ALIAS] = "alias",
+    [C_UNMAPPED] = "unmapped",
+    [C_NONCANON] = "noncanonical",
+    [C_STRADDLE] = "straddle",
+    [C_RO] = "ro",
+    [C_OWN] = "own",
+    [C_WRAP] = "wrap",
 };
 
 static uint8_t kcanary[CANARY_BYTES]; /* kernel data the calls are pointed at */
@@ -125,7 +148,8 @@ struct fuzz {
     struct bts_trace *by_tr;
     unsigned by_k;
     uint8_t cls[NARGS];
-    bool traced; /* a BTS backend is there */
+    uint64_t last_ptr; /* the call's latest pointer argument: what C_WRAP wraps */
+    bool traced;       /* a BTS backend is there */
     /* Tallies for the summary line. */
     uint64_t per_nr[SYS_COUNT + 1], ok, errs, efault, tasks, bystanders, drained;
     uint64_t ptr_seen[C_COUNT], ptr_taken[C_COUNT]; /* pointer arguments, and those accepted */
@@ -229,7 +253,8 @@ static uint64_t arg(struct fuzz *f, enum role role, unsigned i)
     static const enum cls ptr[] = {C_KTEXT,    C_KDATA,    C_KSTACK,   C_DS,  C_TASK,
                                    C_ALIAS,    C_UNMAPPED, C_NONCANON, C_RO,  C_STRADDLE,
                                    C_STRADDLE, C_OWN,      C_OWN,      C_OWN, C_OWN};
-    static const enum cls len[] = {C_SMALL, C_SMALL, C_SMALL, C_EDGE, C_LARGE, C_NEG, C_OVERFLOW};
+    static const enum cls len[] = {C_SMALL, C_SMALL,    C_SMALL, C_EDGE, C_LARGE,
+                                   C_NEG,   C_OVERFLOW, C_WRAP,  C_WRAP};
     enum cls c;
     if (role == R_OP && below(f, 4) != 0) {
         f->cls[i] = C_SMALL;
@@ -237,12 +262,19 @@ static uint64_t arg(struct fuzz *f, enum role role, unsigned i)
     }
     if (role == R_PTR && below(f, 5) != 0)
         c = ptr[below(f, NELEM(ptr))];
-    else if (role == R_LEN && below(f, 5) != 0)
+    else if ((role == R_LEN || role == R_NREC) && below(f, 5) != 0)
         c = len[below(f, NELEM(len))];
     else
         c = (enum cls)below(f, C_COUNT);
     f->cls[i] = (uint8_t)c;
-    return draw(f, c);
+    if (c == C_WRAP) {
+        uint64_t size = role == R_NREC ? sizeof(struct bts_record) : 1;
+        return (0 - f->last_ptr) / size + below(f, 3);
+    }
+    uint64_t v = draw(f, c);
+    if (role == R_PTR)
+        f->last_ptr = v;
+    return v;
 }
 
 /* The reference check, written apart from the kernel's: [p, p+len) lies in the user half,
@@ -491,6 +523,7 @@ static bool fuzz_call(struct fuzz *f)
         nr = pick & 1 ? bad[below(f, NELEM(bad))] : next(f);
     }
     const struct call_spec *s = nr < NELEM(specs) && specs[nr].name ? &specs[nr] : NULL;
+    f->last_ptr = 0;
     for (unsigned i = 0; i < NARGS; i++)
         a[i] = arg(f, s ? s->role[i] : R_ANY, i);
     f->per_nr[nr < SYS_COUNT ? nr : SYS_COUNT]++;
@@ -596,7 +629,11 @@ TEST(sys, fuzz, "random system calls from a user task: errors, never kernel faul
     const char *why;
     f = (struct fuzz){0};
     f.seed = test_seed();
-    f.rng = (f.seed ^ FUZZ_SALT) | 1;
+    /* A splitmix64 step: seeds that differ in one bit start far apart (never at 0). */
+    uint64_t z = f.seed ^ FUZZ_SALT;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    f.rng = (z ^ (z >> 31)) | 1;
     f.calls = calls_given ? calls_opt : test_volume(calls_opt);
     f.traced = bts_available(&why);
     if (!CHECK(f.calls > 0, "sysfuzz.calls=0: no call to make"))
@@ -649,11 +686,12 @@ TEST(sys, fuzz, "random system calls from a user task: errors, never kernel faul
               f.seed, f.index, f.per_nr[SYS_YIELD], f.per_nr[SYS_EXIT], f.per_nr[SYS_WRITE],
               f.per_nr[SYS_TRACE], f.per_nr[SYS_COUNT], f.ok, f.errs, f.efault, f.drained, f.tasks,
               f.bystanders);
-    /* Two lines of eight classes: a line stays within a KTAP diagnostic's width. */
+    /* Two lines of classes: a line stays within a KTAP diagnostic's width. */
     for (unsigned half = 0; half < 2; half++) {
         char line[256];
         size_t len = 0;
-        for (unsigned c = half * C_COUNT / 2; c < (half + 1) * C_COUNT / 2; c++)
+        for (unsigned c = half * (C_COUNT + 1) / 2;
+             c < (half + 1) * (C_COUNT + 1) / 2 && c < C_COUNT; c++)
             if (len < sizeof(line))
                 len += (size_t)ksnprintf(line + len, sizeof(line) - len, " %s %lu/%lu", cls_name[c],
                                          f.ptr_taken[c], f.ptr_seen[c]);

@@ -44,7 +44,7 @@
 #include "tests/test.h"
 #include "tests/usertest.h"
 
-#define FUZZ_CALLS     3000
+#define FUZZ_CALLS     2000
 #define FUZZ_SALT      0x5c5f7a2ull /* this test's stream of seed= */
 #define NARGS          6
 #define CALL_YIELDS    64 /* the runner's yields before a call must have returned */

@@ -257,9 +257,11 @@ static uint64_t arg(struct fuzz *f, enum role role, unsigned i)
     static const enum cls len[] = {C_SMALL, C_SMALL,    C_SMALL, C_EDGE, C_LARGE,
                                    C_NEG,   C_OVERFLOW, C_WRAP,  C_WRAP};
     enum cls c;
+    /* An operation: half the time the one that takes the pointer (the drain), else any of
+     * them or the first unknown one. */
     if (role == R_OP && below(f, 4) != 0) {
         f->cls[i] = C_SMALL;
-        return below(f, TRACE_OP_DRAIN + 2);
+        return below(f, 2) ? TRACE_OP_DRAIN : below(f, TRACE_OP_DRAIN + 2);
     }
     if (role == R_PTR && below(f, 5) != 0)
         c = ptr[below(f, NELEM(ptr))];

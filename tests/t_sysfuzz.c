@@ -389,11 +389,17 @@ static bool fuzz_start(struct fuzz *f)
     return true;
 }
 
-/* The fuzz task has ended: its code page and trace are as they must be; it goes. */
+/* The fuzz task has ended: its code and stack pages and its trace are as they must be; it
+ * goes. */
 static void fuzz_end(struct fuzz *f)
 {
     CHECK(checksum((const uint8_t *)page_alias(f->tk, USER_CODE_VA), PAGE_SIZE) == f->code_sum,
           "the fuzz task's read-only code page changed");
+    /* Nothing writes its stack page but the runner, in the block: uc_fuzz never pushes. */
+    const uint8_t *stack = (const uint8_t *)f->blk;
+    for (uint64_t i = sizeof(struct fuzz_block); i < PAGE_SIZE; i++)
+        if (!CHECK(stack[i] == 0, "the fuzz task's stack page changed at %#lx", i))
+            break;
     if (f->tr) {
         int64_t n = trace_collect(f->tr, got, MAX_RECORDS);
         CHECK(n >= 0 && own_records_ok(got, (uint64_t)n),

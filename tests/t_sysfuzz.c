@@ -47,9 +47,9 @@
 #define FUZZ_CALLS     2000
 #define FUZZ_SALT      0x5c5f7a2ull /* this test's stream of seed= */
 #define NARGS          6
-#define CALL_YIELDS    64 /* the runner's yields before a call must have returned */
-#define BY_ROUNDS      24 /* each bystander's rounds */
-#define BY_HW          512 /* records: a bystander's 24 rounds of at most 8 + 3, under the threshold */
+#define CALL_YIELDS    64  /* the runner's yields before a call must have returned */
+#define BY_ROUNDS      24  /* each bystander's rounds */
+#define BY_HW          512 /* records: 24 rounds of at most 8 + 3, below the threshold */
 #define OWN_HW         256 /* the fuzz task's circular trace */
 #define MAX_RECORDS    1024
 #define CANARY_BYTES   256

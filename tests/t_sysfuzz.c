@@ -87,10 +87,10 @@ struct call_spec {
  * fuzzed (every argument of any class, the generic oracle) but fails the test until its
  * documented results are described here and in check_call(). */
 static const struct call_spec specs[] = {
-    [SYS_YIELD] = {"SYS_YIELD", {R_ANY}},
+    [SYS_YIELD] = {"SYS_YIELD", {R_ANY}, false},
     [SYS_EXIT] = {"SYS_EXIT", {R_INT}, true},
-    [SYS_WRITE] = {"SYS_WRITE", {R_PTR, R_LEN}},
-    [SYS_TRACE] = {"SYS_TRACE", {R_OP, R_PTR, R_NREC}},
+    [SYS_WRITE] = {"SYS_WRITE", {R_PTR, R_LEN}, false},
+    [SYS_TRACE] = {"SYS_TRACE", {R_OP, R_PTR, R_NREC}, false},
 };
 
 enum cls {

@@ -47,16 +47,18 @@
 #define FUZZ_CALLS     2000
 #define FUZZ_SALT      0x5c5f7a2ull /* this test's stream of seed= */
 #define NARGS          6
-#define CALL_YIELDS    64  /* the runner's yields before a call must have returned */
-#define BY_ROUNDS      24  /* each bystander's rounds */
-#define BY_HW          512 /* records: 24 rounds of at most 8 + 3, below the threshold */
-#define OWN_HW         256 /* the fuzz task's circular trace */
+#define CALL_YIELDS    64   /* the runner's yields before a call must have returned */
+#define BY_ROUNDS      24   /* each bystander's rounds */
+#define BY_HW          512  /* records: 24 rounds of at most 8 + 3, below the threshold */
+#define OWN_HW         256  /* the fuzz task's DS buffer, circular or interrupt mode */
+#define OWN_RING       1024 /* and its ring in interrupt mode */
 #define MAX_RECORDS    1024
 #define CANARY_BYTES   256
 #define NELEM(a)       (sizeof(a) / sizeof((a)[0]))
-/* The user branches between the runner's count of the fuzz task's trace and the call it
- * writes: the SYSRETQ of the previous yield (to uc_fuzz_jmp), that JMP, the call's SYSCALL. */
-#define WINDOW_RECORDS 3
+/* The records at most between the runner's count of the fuzz task's trace and the call it
+ * writes: the SYSRETQ of the previous yield (to uc_fuzz_jmp), that JMP, the call's SYSCALL,
+ * and in interrupt mode a threshold interrupt's IRETQ back to user code. */
+#define WINDOW_RECORDS 4
 
 static uint64_t calls_opt = FUZZ_CALLS;
 static bool calls_given;
@@ -363,8 +365,9 @@ static void trace_free(struct bts_trace *t)
     }
 }
 
-/* A new fuzz task: traced (circular, user branches, recording on until it says otherwise) every
- * other time when there is a backend, so that SYS_TRACE meets both states. */
+/* A new fuzz task: traced (user branches, recording on until it says otherwise) every other
+ * time when there is a backend, so that SYS_TRACE meets both states; the traces take turns
+ * between a circular buffer and a ring with the stop policy, the drain's two ways. */
 static bool fuzz_start(struct fuzz *f)
 {
     f->tk = user_task("fuzz", USER_PROG(uc_fuzz), BLOCK_VA, 0);
@@ -373,7 +376,9 @@ static bool fuzz_start(struct fuzz *f)
     f->tasks++;
     f->tr = NULL;
     if (f->traced && (f->tasks & 1)) {
-        struct bts_config cfg = cfg_circular(OWN_HW, BTS_CPL_USER);
+        struct bts_config cfg = f->tasks & 2 ? cfg_circular(OWN_HW, BTS_CPL_USER)
+                                             : cfg_interrupt(OWN_HW, 0, OWN_RING, BTS_POLICY_STOP,
+                                                             BTS_EVENTS_BRANCHES, BTS_CPL_USER);
         f->tr = new_trace(&cfg);
         if (!f->tr)
             return false;
@@ -497,7 +502,9 @@ static const char *check_call(struct fuzz *f, uint64_t nr, const uint64_t *a, in
             if (r < 0 || (uint64_t)r > a[2] || (uint64_t)r > before + WINDOW_RECORDS)
                 return "a drain returns 0..max records, at most those the trace held";
             /* Nothing lost: what it returned and what is left are what there was. */
-            if (before < OWN_HW && (uint64_t)r + after < before)
+            /* (A full circular buffer overwrites its oldest; a stop ring drops nothing.) */
+            if ((f->tr->cfg.mode != BTS_MODE_CIRCULAR || before < OWN_HW) &&
+                (uint64_t)r + after < before)
                 return "the drain removed records it did not return";
             if (r > 0 &&
                 (a[1] < USER_DATA_VA || a[1] + (uint64_t)r * 16 > USER_DATA_VA + PAGE_SIZE))

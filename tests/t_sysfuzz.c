@@ -74,7 +74,7 @@ struct fuzz_block {
  * the first check (a pointer is mostly a pointer, an operation mostly a small number). */
 enum role {
     R_ANY,
-    R_INT,
+    R_INT, /* a number: any class */
     R_OP,
     R_PTR,
     R_LEN,  /* of the pointer before it, in bytes */
@@ -185,7 +185,7 @@ static uint64_t draw(struct fuzz *f, enum cls c)
         UINT64_MAX,
         UINT64_MAX / sizeof(struct bts_record),
         UINT64_MAX / sizeof(struct bts_record) + 1,
-        (UINT64_MAX / sizeof(struct bts_record)) * 2 + 1, /* times 16: just past the top */
+        (UINT64_MAX / sizeof(struct bts_record)) * 2 + 1, /* records whose bytes wrap twice */
         1ull << 60,
         1ull << 63,
         UINT64_MAX - PAGE_SIZE + 1,
@@ -214,7 +214,7 @@ static uint64_t draw(struct fuzz *f, enum cls c)
         return f->tk->kstack + r % (KSTACK_PAGES * PAGE_SIZE);
     case C_DS: {
         struct bts_trace *t = f->by_tr ? f->by_tr : f->tr;
-        if (!t)
+        if (!t) /* no backend, no DS area: the frame allocator, kernel data all the same */
             return (uint64_t)&kernel_frames + r % sizeof(kernel_frames);
         return r & 1 ? (uint64_t)t->ds + (r >> 1) % 64 : (uint64_t)t->buf + (r >> 1) % 256;
     }

@@ -109,6 +109,8 @@ int bts_get(struct bts_trace *t, uint64_t i, struct bts_event *out);
 int64_t bts_get_range(struct bts_trace *t, uint64_t first, uint64_t n, struct bts_event *out);
 /* Raw hardware-format records, oldest first (tests compare these with expectations). */
 int64_t bts_get_raw(struct bts_trace *t, uint64_t first, uint64_t n, struct bts_record *out);
+/* The drains: up to max of the oldest records, which they remove; the newer ones stay (in
+ * either mode). */
 int64_t bts_drain(struct bts_trace *t, struct bts_event *out, uint64_t max);
 int64_t bts_drain_raw(struct bts_trace *t, struct bts_record *out, uint64_t max);
 int bts_clear(struct bts_trace *t);

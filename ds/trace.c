@@ -407,16 +407,39 @@ int bts_get(struct bts_trace *t, uint64_t i, struct bts_event *out)
     return n == 1 ? 0 : E_NOENT;
 }
 
+/* A drain removes what it returns and nothing else, as the ring's does: the oldest n
+ * records go, the newer ones are written back from the base, recording off meanwhile (a
+ * circular buffer's records cannot be dropped from its front in place). */
+static int64_t circular_drain(struct bts_trace *t, struct bts_record *out, uint64_t max)
+{
+    uint64_t total = t->cfg.hw_records;
+    struct bts_record *all = kmalloc(total * sizeof(*all));
+    if (!all)
+        return E_NOMEM;
+    bool live = t == ds_loaded && t->enabled;
+    if (live)
+        bts_backend()->write_debugctl(0);
+    int64_t got = circular_snapshot(t, all, total);
+    uint64_t n = got < 0 ? 0 : (uint64_t)got < max ? (uint64_t)got : max;
+    if (n > 0) { /* with none taken the buffer stays as it is, full or not */
+        memcpy(out, all, n * sizeof(*all));
+        memset(t->buf, 0, total * BTS_RECORD_SIZE);
+        memcpy(t->buf, all + n, ((uint64_t)got - n) * sizeof(*all));
+        t->ds->bts_index = t->ds->bts_base + ((uint64_t)got - n) * BTS_RECORD_SIZE;
+        t->stopped = false;
+    }
+    if (live)
+        bts_backend()->write_debugctl(debugctl_for(&t->cfg));
+    kfree(all);
+    return got < 0 ? got : (int64_t)n;
+}
+
 int64_t bts_drain_raw(struct bts_trace *t, struct bts_record *out, uint64_t max)
 {
     if (!t->configured)
         return E_STATE;
-    if (t->cfg.mode == BTS_MODE_CIRCULAR) {
-        int64_t n = bts_get_raw(t, 0, max, out);
-        if (n >= 0)
-            bts_clear(t);
-        return n;
-    }
+    if (t->cfg.mode == BTS_MODE_CIRCULAR)
+        return circular_drain(t, out, max);
     flush(t);
     return (int64_t)ring_drain(&t->ring, out, max);
 }

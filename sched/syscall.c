@@ -41,8 +41,9 @@ static bool user_range_ok(uint64_t p, uint64_t len, bool write)
     return true;
 }
 
-static int64_t sys_write(uint64_t buf, uint64_t len)
+static int64_t sys_write(uint64_t buf, uint64_t len, uint64_t a2)
 {
+    (void)a2;
     if (len > SYS_WRITE_MAX)
         return E_RANGE;
     if (!user_range_ok(buf, len, false))
@@ -52,6 +53,13 @@ static int64_t sys_write(uint64_t buf, uint64_t len)
     for (uint64_t i = 0; i < len; i++)
         text[i] = ((const char *)buf)[i];
     user_access_end();
+    /* The bytes are the task's, the console's lines the kernel's: a CR (or a VT, FF or
+     * escape sequence) would let a terminal, or a reader that splits lines as Python's
+     * str.splitlines does, see a line the kernel never wrote; a NUL would cut the text short.
+     * A newline stays: the diagnostic goes on with its own "# " prefix. */
+    for (uint64_t i = 0; i < len; i++)
+        if ((text[i] < ' ' || text[i] > '~') && text[i] != '\n' && text[i] != '\t')
+            text[i] = '?';
     text[len] = '\0';
     kprintf_diag("task %u: %s", task_current()->id, text);
     return (int64_t)len;
@@ -89,30 +97,36 @@ static int64_t sys_trace(uint64_t op, uint64_t buf, uint64_t max)
     }
 }
 
+static int64_t sys_yield(uint64_t a0, uint64_t a1, uint64_t a2)
+{
+    (void)a0, (void)a1, (void)a2;
+    task_yield();
+    return 0;
+}
+
+static int64_t sys_exit(uint64_t status, uint64_t a1, uint64_t a2)
+{
+    (void)a1, (void)a2;
+    task_exit((int)status);
+}
+
+/* Indexed by number: SYS_COUNT is its size, so every number below it has a handler and a
+ * new call is one entry (and one more SYS_COUNT) in sched/syscall.h. */
+static int64_t (*const syscall_table[SYS_COUNT])(uint64_t, uint64_t, uint64_t) = {
+    [SYS_YIELD] = sys_yield,
+    [SYS_EXIT] = sys_exit,
+    [SYS_WRITE] = sys_write,
+    [SYS_TRACE] = sys_trace,
+};
+
 void syscall_dispatch(struct syscall_frame *f);
 void syscall_dispatch(struct syscall_frame *f)
 {
     if (syscall_entry_hook)
         syscall_entry_hook(f->rip - SYSCALL_INSN_LEN, (uint64_t)syscall_entry, f->rflags);
     irq_enable();
-    int64_t ret;
-    switch (f->rax) {
-    case SYS_YIELD:
-        task_yield();
-        ret = 0;
-        break;
-    case SYS_EXIT:
-        task_exit((int)f->rdi);
-    case SYS_WRITE:
-        ret = sys_write(f->rdi, f->rsi);
-        break;
-    case SYS_TRACE:
-        ret = sys_trace(f->rdi, f->rsi, f->rdx);
-        break;
-    default:
-        ret = E_INVAL;
-        break;
-    }
+    /* All 64 bits of RAX are the number: 0x100000002 is no SYS_WRITE. */
+    int64_t ret = f->rax < SYS_COUNT ? syscall_table[f->rax](f->rdi, f->rsi, f->rdx) : E_INVAL;
     irq_disable();
     f->rax = (uint64_t)ret;
     if (syscall_exit_hook)

@@ -9,9 +9,11 @@
 /* Numbers (usable from assembly: tests/user_code.S). */
 #define SYS_YIELD 0 /* () */
 #define SYS_EXIT  1 /* (status) */
-#define SYS_WRITE 2 /* (buf, len): to the console, as KTAP diagnostics */
+/* (buf, len): to the console, as KTAP diagnostics; a byte other than printable ASCII, tab and
+ * newline shows as '?'. */
+#define SYS_WRITE 2
 #define SYS_TRACE 3 /* (op, buf, max): control of the caller's own trace */
-#define SYS_COUNT 4
+#define SYS_COUNT 4 /* the number of calls: sched/syscall.c's table has one handler each */
 
 #define TRACE_OP_ENABLE  0
 #define TRACE_OP_DISABLE 1

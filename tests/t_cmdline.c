@@ -45,6 +45,7 @@ static const char *const documented[] = {
     "model.handler_records",
     "rand.programs",
     "rand.size",
+    "sysfuzz.calls",
 };
 
 static const struct cmdline_option *option(const char *name)

@@ -1,8 +1,8 @@
 /*
  * ds.*: the Debug Store's semantics, through the same DS layer on either backend: the circular
- * buffer, the threshold interrupt and its count, disable/enable/clear, invalid configurations,
- * spurious PMIs, the DEBUGCTL layout the model reads, what a DS switch writes, and the stream
- * policy carrying a million branches without loss.
+ * buffer (and its drain), the threshold interrupt and its count, disable/enable/clear, invalid
+ * configurations, spurious PMIs, the DEBUGCTL layout the model reads, what a DS switch writes, and
+ * the stream policy carrying a million branches without loss.
  */
 #include "ds/backend.h"
 #include "ds/bts.h"
@@ -69,6 +69,32 @@ TEST(ds, circular, "circular mode holds exactly the newest N records, in order, 
         return;
     circular_case(8);
     circular_case(13);
+}
+
+TEST(ds, circular_drain, "a circular drain removes the oldest records it returns, keeps the rest",
+     0)
+{
+    if (!bts_require())
+        return;
+    enum { N = 13, TAKE = 5 };
+    struct bts_config cfg = cfg_circular(N, BTS_CPL_KERNEL);
+    struct bts_trace t;
+    if (!trace_setup(&t, &cfg))
+        return;
+    bts_run(&t, (void (*)(void *))tc_chain, NULL); /* wraps: the buffer is full */
+    static struct bts_record all[N], part[N];
+    CHECK_EQ(bts_count(&t), N);
+    CHECK_EQ(bts_get_raw(&t, 0, N, all), N);
+    CHECK_EQ(bts_drain_raw(&t, part, 0), 0); /* taking none changes nothing */
+    CHECK_EQ(bts_count(&t), N);
+    CHECK_EQ(bts_drain_raw(&t, part, TAKE), TAKE);
+    CHECK(memcmp(part, all, TAKE * sizeof(part[0])) == 0, "the drain did not return the oldest");
+    CHECK_EQ(bts_count(&t), N - TAKE);
+    CHECK_EQ(bts_drain_raw(&t, part, N), N - TAKE);
+    CHECK(memcmp(part, all + TAKE, (N - TAKE) * sizeof(part[0])) == 0,
+          "the records after the drained ones were not kept, in order");
+    CHECK_EQ(bts_count(&t), 0);
+    trace_teardown(&t);
 }
 
 TEST(ds, circular_min, "the 2-record minimum buffer works, 1 record is refused", 0)

@@ -220,3 +220,27 @@ L(uc_spin_jnz)
     ud2
 L(uc_spin_end)
 END(uc_spin_start)
+
+/* sys.fuzz: RDI = a call block (struct fuzz_block in tests/t_sysfuzz.c: the number, six
+ * arguments, the result, a count of calls made). Makes the call the block holds with every
+ * argument register loaded, stores the result, counts the call, yields to the runner (which
+ * writes the next call) and starts again; it ends only by a fuzzed SYS_EXIT or the runner. */
+DATA(uc_fuzz_start)
+    mov %rdi, %rbx
+L(uc_fuzz_loop)
+    mov 0(%rbx), %rax
+    mov 8(%rbx), %rdi
+    mov 16(%rbx), %rsi
+    mov 24(%rbx), %rdx
+    mov 32(%rbx), %r10
+    mov 40(%rbx), %r8
+    mov 48(%rbx), %r9
+L(uc_fuzz_call)
+    syscall
+    mov %rax, 56(%rbx)
+    incq 64(%rbx)
+    SYSCALL(SYS_YIELD)
+L(uc_fuzz_jmp)
+    jmp uc_fuzz_loop
+L(uc_fuzz_end)
+END(uc_fuzz_start)

@@ -1,6 +1,6 @@
 #!/bin/sh
-# mkiso.sh ISODIR OUT.iso: the btsx ISO from a tree holding boot/btsx.elf and
-# boot/grub/grub.cfg. Used by `make` (build/btsx.iso) and by tools/btsx-run (a per-run copy
+# mkiso.sh ISODIR OUT.iso: the btsx ISO from a tree holding boot/btsx.elf (stripped of its
+# debug sections here) and boot/grub/grub.cfg. Used by `make` (build/btsx.iso) and by tools/btsx-run (a per-run copy
 # whose grub.cfg carries the run's command line, for machines without fw_cfg), so both are
 # built the same way. Only the GRUB modules grub.cfg uses, and no fonts, locales or themes,
 # so that the ISO stays within ISO_LIMIT_KIB; an ISO over it is an error.
@@ -16,6 +16,9 @@ if [ "$*" = --limit-kib ]; then echo "$ISO_LIMIT_KIB"; exit 0; fi
 ${OBJCOPY:-objcopy} --strip-debug "$1/boot/btsx.elf"
 modules="multiboot2 normal iso9660 part_msdos part_gpt all_video serial terminal test echo smbios"
 log="$2.mkrescue.log"
+# GRUB loads the kernel's allocated sections only: its debug sections (half the ELF) stay in
+# the build tree's copy, for gdb and objdump, and out of the ISO. OBJCOPY: the Makefile's.
+"${OBJCOPY:-objcopy}" --strip-debug "$1/boot/btsx.elf"
 if ! grub-mkrescue -o "$2" "$1" --compress=xz --fonts= --locales= --themes= \
         --install-modules="$modules" --modules="$modules" >"$log" 2>&1; then
     cat "$log" >&2

@@ -1,9 +1,10 @@
 #!/bin/sh
 # mkiso.sh ISODIR OUT.iso: the btsx ISO from a tree holding boot/btsx.elf (stripped of its
-# debug sections here) and boot/grub/grub.cfg. Used by `make` (build/btsx.iso) and by tools/btsx-run (a per-run copy
-# whose grub.cfg carries the run's command line, for machines without fw_cfg), so both are
-# built the same way. Only the GRUB modules grub.cfg uses, and no fonts, locales or themes,
-# so that the ISO stays within ISO_LIMIT_KIB; an ISO over it is an error.
+# debug sections here) and boot/grub/grub.cfg. Used by `make` (build/btsx.iso) and by
+# tools/btsx-run (a per-run copy whose grub.cfg carries the run's command line, for machines
+# without fw_cfg), so both are built the same way. Only the GRUB modules grub.cfg uses, and no
+# fonts, locales or themes, so that the ISO stays within ISO_LIMIT_KIB; an ISO over it is an
+# error.
 # mkiso.sh --limit-kib prints the limit (tools/bench.py reports against it).
 set -eu
 # The one definition of the ISO size limit: it must fit the small USB sticks and CD images
@@ -11,9 +12,6 @@ set -eu
 ISO_LIMIT_KIB=6144
 if [ "$*" = --limit-kib ]; then echo "$ISO_LIMIT_KIB"; exit 0; fi
 [ $# -eq 2 ] || { echo "usage: $0 ISODIR OUT.iso | $0 --limit-kib" >&2; exit 2; }
-# The kernel on the ISO carries no DWARF (about a megabyte): GRUB and the kernel need none of
-# it (the kernel's own symbol table is the loaded .ksyms section), and gdb reads build/btsx.elf.
-${OBJCOPY:-objcopy} --strip-debug "$1/boot/btsx.elf"
 modules="multiboot2 normal iso9660 part_msdos part_gpt all_video serial terminal test echo smbios"
 log="$2.mkrescue.log"
 # GRUB loads the kernel's allocated sections only: its debug sections (half the ELF) stay in

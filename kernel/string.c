@@ -126,6 +126,19 @@ int strncmp(const char *a, const char *b, size_t n)
     return 0;
 }
 
+/* As in C, an empty needle is found at the start of the haystack. */
+char *strstr(const char *haystack, const char *needle)
+{
+    size_t n = strlen(needle);
+
+    for (;; haystack++) {
+        if (!strncmp(haystack, needle, n))
+            return (char *)haystack;
+        if (!*haystack)
+            return NULL;
+    }
+}
+
 /* As in C, the terminating NUL is part of the string: strchr(s, 0) finds it. */
 char *strchr(const char *s, int c)
 {

@@ -41,6 +41,7 @@ static inline size_t strlcpy(char *dst, const char *src, size_t size)
 #define strcmp  kstr_strcmp
 #define strncmp kstr_strncmp
 #define strchr  kstr_strchr
+#define strstr  kstr_strstr
 #define strlcpy kstr_strlcpy
 #endif
 
@@ -53,6 +54,7 @@ size_t strnlen(const char *s, size_t maxlen);
 int strcmp(const char *a, const char *b);
 int strncmp(const char *a, const char *b, size_t n);
 char *strchr(const char *s, int c);
+char *strstr(const char *haystack, const char *needle);
 /* Copies at most size-1 bytes and always NUL-terminates when size > 0; returns strlen(src)
  * so the caller can detect truncation (result >= size). */
 size_t strlcpy(char *dst, const char *src, size_t size);

@@ -3,6 +3,7 @@
 #include "ds/backend.h"
 #include "kernel/apic.h"
 #include "kernel/errno.h"
+#include "kernel/mem.h"
 #include "kernel/symbols.h"
 #include "kernel/trap.h"
 #include "tests/test.h"
@@ -155,6 +156,26 @@ bool trace_setup(struct bts_trace *t, const struct bts_config *cfg)
 void trace_teardown(struct bts_trace *t)
 {
     bts_release(t);
+}
+
+struct bts_trace *trace_alloc(const struct bts_config *cfg)
+{
+    struct bts_trace *t = kzalloc(sizeof(*t));
+    int err = t ? bts_configure(t, cfg) : E_NOMEM;
+    if (err) {
+        test_fail("trace: %s", err_name(err));
+        kfree(t);
+        return NULL;
+    }
+    return t;
+}
+
+void trace_free(struct bts_trace *t)
+{
+    if (t) {
+        bts_release(t);
+        kfree(t);
+    }
 }
 
 int64_t trace_collect(struct bts_trace *t, struct bts_record *out, size_t max)

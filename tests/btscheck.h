@@ -55,6 +55,10 @@ bool trace_setup(struct bts_trace *t, const struct bts_config *cfg);
  * (and writes it: a test may play the CPU). */
 struct ds_area *loaded_ds_area(void);
 void trace_teardown(struct bts_trace *t);
+/* A configured trace on the heap, for a task or a tracer that outlives the caller's frame:
+ * NULL after failing the running test with the reason. trace_free() takes NULL too. */
+struct bts_trace *trace_alloc(const struct bts_config *cfg);
+void trace_free(struct bts_trace *t);
 /* Everything the trace holds, oldest first. */
 int64_t trace_collect(struct bts_trace *t, struct bts_record *out, size_t max);
 /* The same without the handlers' own records, which a profile with handler_records other

@@ -345,26 +345,6 @@ static bool own_records_ok(const struct bts_record *r, uint64_t n)
     return true;
 }
 
-static struct bts_trace *new_trace(const struct bts_config *cfg)
-{
-    struct bts_trace *t = kzalloc(sizeof(*t));
-    int err = t ? bts_configure(t, cfg) : E_NOMEM;
-    if (err) {
-        test_fail("trace: %s", err_name(err));
-        kfree(t);
-        return NULL;
-    }
-    return t;
-}
-
-static void trace_free(struct bts_trace *t)
-{
-    if (t) {
-        bts_release(t);
-        kfree(t);
-    }
-}
-
 /* A new fuzz task: traced (user branches, recording on until it says otherwise) every other
  * time when there is a backend, so that SYS_TRACE meets both states; the traces take turns
  * between a circular buffer and a ring with the stop policy, the drain's two ways. */
@@ -379,7 +359,7 @@ static bool fuzz_start(struct fuzz *f)
         struct bts_config cfg = f->tasks & 2 ? cfg_circular(OWN_HW, BTS_CPL_USER)
                                              : cfg_interrupt(OWN_HW, 0, OWN_RING, BTS_POLICY_STOP,
                                                              BTS_EVENTS_BRANCHES, BTS_CPL_USER);
-        f->tr = new_trace(&cfg);
+        f->tr = trace_alloc(&cfg);
         if (!f->tr)
             return false;
         task_set_trace(f->tk, task_current(), f->tr);
@@ -426,7 +406,7 @@ static bool bystander_start(struct fuzz *f)
     if (f->traced) {
         struct bts_config cfg =
             cfg_interrupt(BY_HW, 0, BY_HW, BTS_POLICY_STOP, BTS_EVENTS_BRANCHES, BTS_CPL_USER);
-        f->by_tr = new_trace(&cfg);
+        f->by_tr = trace_alloc(&cfg);
         if (!f->by_tr)
             return false;
         task_set_trace(f->by, task_current(), f->by_tr);

@@ -37,23 +37,8 @@ static struct bts_record got[MAX_RECORDS], want[MAX_RECORDS];
 static struct bts_trace *task_trace(unsigned hw, unsigned ring, enum bts_policy policy,
                                     unsigned events, unsigned cpl)
 {
-    struct bts_trace *t = kzalloc(sizeof(*t));
     struct bts_config cfg = cfg_interrupt(hw, 0, ring, policy, events, cpl);
-    int err = t ? bts_configure(t, &cfg) : E_NOMEM;
-    if (err) {
-        test_fail("trace: %s", err_name(err));
-        kfree(t);
-        return NULL;
-    }
-    return t;
-}
-
-static void trace_free(struct bts_trace *t)
-{
-    if (t) {
-        bts_release(t);
-        kfree(t);
-    }
+    return trace_alloc(&cfg);
 }
 
 /* Starts tracing a task that has not run yet: its first switch-in loads the trace. */

@@ -83,15 +83,6 @@ struct wx_case {
     const char *refusal; /* what pt_audit_check() must say, NULL: accepted */
 };
 
-static bool contains(const char *s, const char *word)
-{
-    size_t n = strlen(word);
-    for (; *s; s++)
-        if (!strncmp(s, word, n))
-            return true;
-    return false;
-}
-
 static void wx_user_case(const struct wx_case *c, uint64_t page)
 {
     const uint64_t guards[] = {USER_STACK_VA - PAGE_SIZE, USER_STACK_TOP};
@@ -110,7 +101,7 @@ static void wx_user_case(const struct wx_case *c, uint64_t page)
     } else {
         char va[24];
         ksnprintf(va, sizeof(va), "%#lx", c->plant_va);
-        CHECK(err == E_INVAL && contains(why, c->refusal) && contains(why, va),
+        CHECK(err == E_INVAL && strstr(why, c->refusal) && strstr(why, va),
               "%s: %s (%s), expected a refusal saying '%s' at %s", c->what, err_name(err), why,
               c->refusal, va);
         test_info("%s: refused: %s", c->what, why);

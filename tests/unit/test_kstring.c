@@ -141,6 +141,22 @@ static void test_strchr(void **state)
     assert_ptr_equal(kstr_strchr(s, '\0'), s + 11);
 }
 
+static void test_strstr(void **state)
+{
+    const char *s = "ubsan: t.c:12: bounds";
+
+    (void)state;
+    assert_ptr_equal(kstr_strstr(s, "t.c:12"), s + 7);
+    assert_ptr_equal(kstr_strstr(s, "ubsan"), s);
+    assert_ptr_equal(kstr_strstr(s, "bounds"), s + 15);
+    assert_ptr_equal(kstr_strstr(s, ""), s);
+    assert_null(kstr_strstr(s, "boundsX"));
+    assert_null(kstr_strstr(s, "t.c:13"));
+    assert_null(kstr_strstr("", "a"));
+    const char *t = "aab"; /* a partial match at the start must not hide the one after it */
+    assert_ptr_equal(kstr_strstr(t, "ab"), t + 1);
+}
+
 static void test_strlcpy(void **state)
 {
     char buf[8];
@@ -167,7 +183,8 @@ int main(void)
         cmocka_unit_test(test_memcpy_memset),   cmocka_unit_test(test_memcpy_memset_alignments),
         cmocka_unit_test(test_memmove_overlap), cmocka_unit_test(test_memcmp),
         cmocka_unit_test(test_strlen_strnlen),  cmocka_unit_test(test_strcmp_strncmp),
-        cmocka_unit_test(test_strchr),          cmocka_unit_test(test_strlcpy),
+        cmocka_unit_test(test_strchr),          cmocka_unit_test(test_strstr),
+        cmocka_unit_test(test_strlcpy),
     };
     /* A runaway loop in the code under test must fail the run, not hang `make unit`. */
     alarm(UNIT_TIMEOUT_S);

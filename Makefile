@@ -443,8 +443,9 @@ clang-build:
 # make check: the kernels first (the decoder's objdump test reads both images), then every
 # independent step two at a time (make -j 2; each step's output kept together), the mutation
 # run, and the kernel suites last so that the last line is their total, which CI reads.
-CHECK_STEPS := clang-build unit-plain $(UNIT_SAN_RUNS) objdump-check fuzz-check lint tools-check \
-               $(X2APIC_RUNS) $(SELFTEST_RUNS) $(SMP_RUNS) lava-check
+# The longest steps first, so that the two lanes end together.
+CHECK_STEPS := st-ubsan lava-check $(UNIT_SAN_RUNS) unit-plain clang-build objdump-check \
+               fuzz-check lint tools-check $(X2APIC_RUNS) $(SELFTEST_RUNS) $(SMP_RUNS)
 .PHONY: check-steps objdump-check
 
 check: deps

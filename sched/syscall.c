@@ -6,6 +6,7 @@
 #include "kernel/cpu.h"
 #include "kernel/errno.h"
 #include "kernel/paging.h"
+#include "kernel/string.h"
 #include "kernel/trap.h"
 #include "sched/sched.h"
 
@@ -16,7 +17,8 @@
 #define SYSCALL_FMASK     (RFLAGS_IF | RFLAGS_TF | RFLAGS_DF | RFLAGS_AC)
 #define SYSCALL_INSN_LEN  2 /* 0F 05 */
 
-void syscall_init(void)
+    void
+    syscall_init(void)
 {
     wrmsr(MSR_STAR, ((uint64_t)GDT_KERNEL_CS << STAR_KERNEL_SHIFT) |
                         ((uint64_t)(GDT_USER_CS32 | RPL_USER) << STAR_USER_SHIFT));
@@ -83,10 +85,12 @@ static int64_t sys_trace(uint64_t op, uint64_t buf, uint64_t max)
             return E_FAULT;
         struct bts_record r;
         int64_t n = 0;
-        /* One record at a time through a kernel copy: the window for user access stays small. */
+        /* One record at a time through a kernel copy: the window for user access stays small.
+         * The ABI asks no alignment of buf: copied as bytes, not stored as a struct (a
+         * misaligned struct store is undefined behaviour, which the UBSan kernel reports). */
         while ((uint64_t)n < max && bts_drain_raw(t, &r, 1) == 1) {
             user_access_begin();
-            ((struct bts_record *)buf)[n] = r;
+            memcpy((uint8_t *)buf + (uint64_t)n * sizeof(r), &r, sizeof(r));
             user_access_end();
             n++;
         }

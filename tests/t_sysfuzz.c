@@ -333,13 +333,16 @@ static void report(struct fuzz *f, uint64_t nr, const uint64_t *a, int64_t r, co
 }
 
 /* Every record a user-only trace of the fuzz task holds: a branch of its program within it,
- * or a kernel-to-user return into it. */
-static bool own_records_ok(const struct bts_record *r, uint64_t n)
+ * or a kernel-to-user return into it. The records may lie at any alignment (a drain into a
+ * user buffer): each is copied out before it is read. */
+static bool own_records_ok(const void *records, uint64_t n)
 {
     uint64_t lo = USER_CODE_VA, hi = USER_CODE_VA + (uint64_t)(uc_fuzz_end - uc_fuzz_start);
     for (uint64_t i = 0; i < n; i++) {
-        bool from_ok = (r[i].from >= lo && r[i].from < hi) || kernel_to_user_return(&r[i]);
-        if (!from_ok || r[i].to < lo || r[i].to >= hi)
+        struct bts_record r;
+        memcpy(&r, (const uint8_t *)records + i * sizeof(r), sizeof(r));
+        bool from_ok = (r.from >= lo && r.from < hi) || kernel_to_user_return(&r);
+        if (!from_ok || r.to < lo || r.to >= hi)
             return false;
     }
     return true;
@@ -486,13 +489,12 @@ static const char *check_call(struct fuzz *f, uint64_t nr, const uint64_t *a, in
             if ((f->tr->cfg.mode != BTS_MODE_CIRCULAR || before < OWN_HW) &&
                 (uint64_t)r + after < before)
                 return "the drain removed records it did not return";
-            if (r > 0 &&
-                (a[1] < USER_DATA_VA || a[1] + (uint64_t)r * 16 > USER_DATA_VA + PAGE_SIZE))
+            if (r > 0 && (a[1] < USER_DATA_VA || a[1] + (uint64_t)r * sizeof(struct bts_record) >
+                                                     USER_DATA_VA + PAGE_SIZE))
                 return "a drain wrote outside the pages the fuzzer can check";
             *w_off = a[1] - USER_DATA_VA;
             *w_len = (uint64_t)r * sizeof(struct bts_record);
-            if (r > 0 &&
-                !own_records_ok((const struct bts_record *)(f->data + *w_off), (uint64_t)r))
+            if (r > 0 && !own_records_ok(f->data + *w_off, (uint64_t)r))
                 return "a drained record is not one of the task's own branches";
             f->drained += (uint64_t)r;
             return NULL;

@@ -16,6 +16,7 @@
 #include "ds/layout.h"
 #include "ds/record.h"
 #include "ds/ring.h"
+#include "kernel/percpu.h"
 
 struct bts_backend;
 struct debugctl_layout;
@@ -128,7 +129,9 @@ extern const char bts_run_enabled[], bts_run_call[], bts_run_returned[], bts_run
  * traces' states need. A switch between untraced tasks while no trace is loaded (the idle DS
  * area in place, recording off) has nothing to do, and is decided here, inline, so that it
  * costs the scheduler no call. */
-extern struct bts_trace *ds_loaded; /* ds/trace.c's: read it here and through bts_current() */
+/* The trace loaded on this CPU (kernel/percpu.h; ds/trace.c keeps it): read it here and through
+ * bts_current(). */
+#define ds_loaded (this_cpu()->ds_loaded)
 void ds_switch_traces(struct bts_trace *prev, struct bts_trace *next);
 static inline bool ds_switch_needed(const struct bts_trace *prev, const struct bts_trace *next)
 {
@@ -190,10 +193,13 @@ const char *bts_profile_describe(void);
  * code (its counters, its layout choice, its cost), never for what a trace may contain. */
 bool bts_backend_is_model(void);
 /* Seeds the model's choices within its profile (model=hw): the run's seed, so that a run
- * repeats with the same seed= (the test framework calls it before the first test). */
+ * repeats with the same seed= (the test framework calls it before the first test). Each CPU
+ * draws from a generator of its own, seeded from this seed and its CPU number. */
 void bts_model_seed(uint64_t seed);
 
-/* Threshold interrupts that found no trace at its threshold, CPU-wide (ds/trace.c). */
+/* Threshold interrupts that found no trace at its threshold, on the running CPU (ds/trace.c). */
 uint64_t bts_spurious_pmis(void);
+/* ... on CPU `cpu` (0 if it is not online). */
+uint64_t bts_spurious_pmis_cpu(unsigned cpu);
 
 #endif

@@ -13,17 +13,17 @@
 #include "kernel/errno.h"
 #include "kernel/mem.h"
 #include "kernel/paging.h"
+#include "kernel/percpu.h"
+#include "kernel/smp.h"
 #include "kernel/string.h"
 
 #define VALIDATE_BASE 0x100000ULL /* any canonical, aligned address: layout checks only */
 #define IDLE_RECORDS  BTS_MIN_RECORDS
 
-/* The trace whose DS area IA32_DS_AREA holds (NULL: the idle area). Not the scheduler's
- * current task: a test can attach a trace that no task owns. */
-struct bts_trace *ds_loaded;
-static struct ds_area *idle_area;
+/* Per CPU (kernel/percpu.h): ds_loaded, the trace whose DS area IA32_DS_AREA holds (NULL:
+ * the idle area; not the scheduler's current task: a test can attach a trace that no task
+ * owns), ds_idle, the CPU's idle DS area, and pmi_spurious. */
 static uint64_t quota = BTS_QUOTA_BYTES_DEFAULT;
-static uint64_t spurious;
 
 int bts_call_traced(uint64_t debugctl, void (*fn)(void *), void *arg, void (*wr)(uint64_t));
 
@@ -38,28 +38,39 @@ struct bts_trace *bts_current(void)
 
 uint64_t bts_spurious_pmis(void)
 {
-    return spurious;
+    return this_cpu()->pmi_spurious;
 }
 
-int ds_idle_init(void)
+uint64_t bts_spurious_pmis_cpu(unsigned cpu)
+{
+    struct percpu *p = smp_cpu(cpu);
+    return p ? p->pmi_spurious : 0;
+}
+
+int ds_idle_init(struct percpu *cpu)
 {
     uint64_t page = pages_alloc(2);
     if (!page)
         return E_NOMEM;
-    idle_area = (struct ds_area *)page;
-    return ds_layout_bts(idle_area, page + PAGE_SIZE, IDLE_RECORDS * BTS_RECORD_SIZE,
-                         BTS_THRESH_CIRCULAR, BTS_MODE_CIRCULAR);
+    int err = ds_layout_bts((struct ds_area *)page, page + PAGE_SIZE,
+                            IDLE_RECORDS * BTS_RECORD_SIZE, BTS_THRESH_CIRCULAR, BTS_MODE_CIRCULAR);
+    if (err) {
+        pages_free(page, 2);
+        return err;
+    }
+    cpu->ds_idle = (struct ds_area *)page;
+    return 0;
 }
 
 void ds_idle_load(void)
 {
-    bts_backend()->write_ds_area((uint64_t)idle_area);
+    bts_backend()->write_ds_area((uint64_t)this_cpu()->ds_idle);
 }
 
-/* The DS area the CPU holds while t is loaded. */
+/* The DS area this CPU holds while t is loaded. */
 static uint64_t area_of(const struct bts_trace *t)
 {
-    return (uint64_t)(t ? t->ds : idle_area);
+    return (uint64_t)(t ? t->ds : this_cpu()->ds_idle);
 }
 
 /* Whether DEBUGCTL records while t is loaded: what the tracer asked for, unless the stop
@@ -279,7 +290,7 @@ static void bts_drain_hw(struct bts_trace *t, bool can_wait)
     }
 }
 
-struct bts_trace *bts_threshold(bool can_wait)
+struct bts_trace *bts_threshold(bool can_wait, bool count_spurious)
 {
     struct bts_trace *t = bts_available(NULL) ? ds_loaded : NULL;
     if (t && t->configured && t->cfg.mode == BTS_MODE_INTERRUPT &&
@@ -290,8 +301,8 @@ struct bts_trace *bts_threshold(bool can_wait)
         if (at > t->pmi_at_max)
             t->pmi_at_max = at;
         bts_drain_hw(t, can_wait);
-    } else {
-        spurious++;
+    } else if (count_spurious) {
+        this_cpu()->pmi_spurious++;
     }
     return t;
 }

@@ -3,11 +3,14 @@
  * trampoline (boot/ap.S), each on its own stacks, GDT, TSS and struct percpu (kernel/percpu.h),
  * its LAPIC in the bootstrap CPU's mode and its timer on the bootstrap CPU's calibration.
  *
- * In this step the application processors only prove that they work and then idle with
- * interrupts on: the scheduler, the DS layer and the tests stay on the bootstrap CPU, which
- * alone receives the I/O APIC's interrupts (the watchdog's NMI among them) and the self-IPIs of
- * the BTS model. An AP takes what is sent to it: its own timer, smp_call() as a fixed IPI or
- * an NMI, and the spurious vector (kernel/trap.c dispatches an AP's interrupts apart).
+ * The application processors prove that they work and then idle with interrupts on, running
+ * what smp_run() hands them; the scheduler and the tests stay on the bootstrap CPU, which alone
+ * receives the I/O APIC's interrupts (the watchdog's NMI among them). Each CPU has its own DS
+ * layer state (its idle DS area, its loaded trace, the BTS model's registers, its LVT PC:
+ * kernel/percpu.h), so code an AP runs can be traced there, and its threshold interrupt is
+ * its own. An AP takes what is sent to it: its own timer, smp_call() as a fixed IPI or an NMI,
+ * smp_run()'s wake-up, the spurious vector, and what the DS layer installs on every CPU (the
+ * model's #DB, the threshold interrupt); kernel/trap.c dispatches an AP's interrupts apart.
  *
  * smp=N|all (default all) limits how many CPUs run, the bootstrap CPU included: smp=1 is the
  * kernel of one CPU, which never touches the MADT's other entries.
@@ -19,6 +22,8 @@
 #include <stdint.h>
 
 #include "kernel/percpu.h"
+
+struct trap_frame;
 
 /* What became of a CPU the MADT lists. */
 enum smp_state {
@@ -66,6 +71,18 @@ struct percpu *smp_cpu(unsigned cpu);
  * CPU that is not an online AP, E_STATE when not called on the bootstrap CPU, E_TIMEDOUT (then
  * the AP may still run it later: arg must outlive the call, and the AP is not to be trusted). */
 int smp_call(unsigned cpu, void (*fn)(void *arg), void *arg, bool nmi);
+/* Runs fn(arg) on an online application processor in its idle loop: outside any interrupt
+ * handler, with interrupts on, as ordinary kernel code (what the BTS model can trace). Returns
+ * at once: 0, E_INVAL for a CPU that is not an online AP, E_STATE when not called on the
+ * bootstrap CPU, E_BUSY while the AP still runs the previous one. fn must not print, allocate
+ * or schedule: the console, the frame allocator and the scheduler are the bootstrap CPU's. */
+int smp_run_start(unsigned cpu, void (*fn)(void *arg), void *arg);
+/* Waits until the AP has finished what smp_run_start() gave it: 0, E_INVAL, or E_TIMEDOUT. */
+int smp_run_wait(unsigned cpu, uint64_t timeout_us);
+/* Another source of an AP's NMIs (the threshold interrupt with pmi=nmi): called for every NMI
+ * an AP takes, after smp_call()'s, with whether smp_call() had a call pending. */
+typedef void (*smp_nmi_hook_t)(struct trap_frame *f, bool claimed);
+void smp_set_nmi_hook(smp_nmi_hook_t hook);
 /* Arms the calling AP's LAPIC one-shot timer `us` from now, on the bootstrap CPU's timer rate;
  * the interrupt counts in this_cpu()->timer_irqs, and timer_armed_tsc and timer_fired_tsc say
  * how long it took. (The bootstrap CPU's timer belongs to kernel/timer.c.) */

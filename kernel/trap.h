@@ -6,6 +6,7 @@
 #define VEC_TEST_SOFTINT 0x80 /* `int $0x80` in trace tests */
 #define VEC_TEST_IPI     0xE0 /* self-IPI test vector */
 #define VEC_SMP_CALL     0xE4 /* smp_call() to an application processor (kernel/smp.c) */
+#define VEC_SMP_WAKE     0xE5 /* smp_run(): wakes an application processor's idle loop */
 #define VEC_PMI          0xE8 /* LVT performance counter (BTS threshold) */
 #define VEC_TIMER        0xF0 /* LAPIC timer */
 #define VEC_SPURIOUS     0xFF
@@ -14,6 +15,8 @@
 #ifndef __ASSEMBLER__
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "kernel/percpu.h"
 
 /* Exception vectors (SDM Vol. 3A, 6.3.1). */
 enum {
@@ -57,8 +60,10 @@ void idt_load(void);
  * handler is the default handling (fixups, fault hooks, panic): chain to it to keep that. */
 trap_handler_t trap_set_handler(unsigned vector, trap_handler_t h);
 /* An application processor's handler for a vector. APs have a table of their own: they take
- * only what is sent to them (kernel/smp.h), and none of the bootstrap CPU's hooks, handlers or
- * trap_depth; a vector with no AP handler is an exception's default handling or a panic. */
+ * only what is sent to them (kernel/smp.h) and what the DS layer installs on every CPU (the
+ * BTS model's #DB, the threshold interrupt), never the bootstrap CPU's task-fault or test
+ * hooks; a vector with no AP handler is an exception's fixup or a panic. The entry and exit
+ * hooks and trap_depth are every CPU's. */
 void trap_set_ap_handler(unsigned vector, trap_handler_t h);
 /* Entry address of a vector's entry code (what an IDT gate points at, a BTS record's `to`). */
 uint64_t trap_stub_address(unsigned vector);
@@ -75,8 +80,8 @@ bool trap_can_block(const struct trap_frame *f);
 /* Prints an exception report: vector name, error code, symbolised RIP, CR2, registers. */
 void trap_report(const struct trap_frame *f, void (*out)(const char *fmt, ...));
 
-/* Nesting depth of trap handling (0 = ordinary code). */
-extern volatile unsigned trap_depth;
+/* The nesting depth of trap handling on the running CPU (0 = ordinary code) is
+ * this_cpu()->trap_depth (kernel/percpu.h). */
 
 /* Called with the outermost frame just before it returns (used by the BTS model). */
 typedef void (*trap_exit_hook_t)(struct trap_frame *f);

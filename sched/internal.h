@@ -5,10 +5,13 @@
 
 #include <stdbool.h>
 
+#include "kernel/percpu.h"
 #include "sched/sched.h"
 
 extern struct task boot_task; /* the test runner: the context kmain ran in */
-extern struct task *current_task, *idle_task, *all_tasks;
+extern struct task *idle_task, *all_tasks;
+/* The task running on this CPU (kernel/percpu.h). */
+#define current_task (this_cpu()->current)
 extern volatile bool runner_abort;
 
 /* Picks the next task and switches to it; call with interrupts off. */

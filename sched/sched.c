@@ -22,9 +22,10 @@
 void sched_switch_stacks(uint64_t *prev_rsp, uint64_t next_rsp);
 
 struct task boot_task = {.name = "runner", .state = TASK_RUNNABLE};
-/* The task running now (ds/trace.c's bts_current() is the trace loaded, a different thing). */
-struct task *current_task = &boot_task, *idle_task;
-static struct task *last;
+/* The task running on each CPU is its struct percpu's `current` (current_task, set to the
+ * runner by sched_init(); ds/trace.c's bts_current() is the trace loaded, a different thing),
+ * and `prev` the one it switched from, which the incoming task's first code reads. */
+struct task *idle_task;
 static struct task *rq_head, *rq_tail;
 struct task *all_tasks;
 volatile bool runner_abort;
@@ -94,14 +95,14 @@ static uint64_t kstack_top(const struct task *t)
 /* Runs on the incoming task's stack, right after the stack switch. */
 static void finish_switch(void)
 {
-    struct task *prev = last;
+    struct task *prev = this_cpu()->prev;
     if (current_task->user) {
         tss_set_rsp0(kstack_top(current_task)); /* interrupts and SYSCALL (sched/syscall_entry.S) */
         as_switch(&current_task->as);
     } else if (prev && prev->user) {
         as_switch(&kernel_as);
     }
-    trap_depth = current_task->trap_depth;
+    this_cpu()->trap_depth = current_task->trap_depth;
     struct bts_trace *out = prev ? prev->trace : NULL, *in = current_task->trace;
     if (ds_hook && ds_switch_needed(out, in))
         ds_hook(out, in);
@@ -120,8 +121,8 @@ void schedule(void)
         return;
     for (struct sched_switch_probe *p = switch_probes; p; p = p->next)
         p->fn(prev, next, p->arg);
-    prev->trap_depth = trap_depth;
-    last = prev;
+    prev->trap_depth = this_cpu()->trap_depth;
+    this_cpu()->prev = prev;
     current_task = next;
     sched_switch_stacks(&prev->rsp, next->rsp);
     finish_switch();
@@ -187,7 +188,7 @@ void task_exit(int status)
         task_wake(t->tracer); /* a tracer waiting for data learns the tracee ended */
     if (t->joiner)
         task_wake(t->joiner);
-    trap_depth = 0; /* a fault exits from trap context: nothing returns there */
+    this_cpu()->trap_depth = 0; /* a fault exits from trap context: nothing returns there */
     schedule();
     panic("a finished task was scheduled again");
 }
@@ -317,6 +318,7 @@ static void idle_loop(void *arg)
 void sched_init(void)
 {
     boot_task.id = 0;
+    current_task = &boot_task;
     idle_task = task_alloc(IDLE_NAME);
     if (!idle_task)
         panic("no memory for the idle task");

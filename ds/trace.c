@@ -488,14 +488,15 @@ int bts_status(struct bts_trace *t, struct bts_status *st)
     return 0;
 }
 
-/* Appends a timestamp after whatever the hardware buffer holds, keeping the order: into the
- * ring, or, when a stream ring is full, into the hardware buffer behind the records kept there. */
+/* Appends a timestamp, naming this CPU, after whatever the hardware buffer holds, keeping the
+ * order: into the ring, or, when a stream ring is full, into the hardware buffer behind the records
+ * kept there. */
 static void timestamp(struct bts_trace *t, enum bts_qualifier q)
 {
     if (!t || !(t->cfg.events & BTS_EVENTS_TIMESTAMPS) || !t->ring.rec)
         return;
     bts_drain_hw(t, false);
-    struct bts_record r = bts_timestamp_record(q, rdtsc());
+    struct bts_record r = bts_timestamp_record_on(q, rdtsc(), this_cpu()->cpu);
     if (t->ds->bts_index == t->ds->bts_base && ring_append(&t->ring, &r, 1) == 1)
         return;
     if (t->cfg.policy != BTS_POLICY_STREAM)

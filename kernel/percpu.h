@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "boot/layout.h"
+#include "kernel/spinlock.h"
 
 struct tss;
 struct trap_frame;
@@ -46,6 +47,12 @@ struct percpu {
     struct model_cpu *model; /* the BTS model's state on this CPU (ds/model.c) */
     struct task *current;    /* the task running here (sched/) */
     struct task *prev;       /* the task it switched from, for the incoming one (sched/) */
+    /* The scheduler's run queue of this CPU's tasks, its lock (other CPUs wake tasks into it),
+     * the task it runs when the queue is empty, and how many scheduler locks it holds now (a
+     * threshold interrupt must not wait for its tracer then: kernel/trap.c). */
+    struct task *rq_head, *rq_tail, *idle;
+    struct spinlock rq_lock;
+    volatile unsigned sched_locks;
     volatile unsigned trap_depth; /* trap handlers nested here (kernel/trap.c) */
     /* The DS layer (ds/trace.c): the trace whose DS area this CPU's IA32_DS_AREA holds (NULL:
      * the idle area), this CPU's idle DS area, and threshold interrupts that found nothing. */
@@ -80,6 +87,14 @@ static inline struct percpu *this_cpu(void)
     struct percpu *p;
     __asm__ volatile("mov %%gs:0, %0" : "=r"(p));
     return p;
+}
+
+/* Whether IA32_GS_BASE is one of the per-CPU structures, i.e. the kernel's GS is loaded rather
+ * than a user task's (the test kernel/isr.S makes at every interrupt entry). */
+static inline bool percpu_gs_loaded(void)
+{
+    uint64_t gs = rdmsr(MSR_GS_BASE) - (uint64_t)percpu_all;
+    return gs < sizeof(percpu_all);
 }
 
 /* Points this CPU's GS at p (and zeroes the user GS base it will swap in). Call with the final

@@ -44,6 +44,11 @@ enum recover_reason recover_run(struct recovery *r, void (*fn)(void *), void *ar
 /* Runs on the stack below the recovery point, after the IRETQ out of the trap. */
 static void __attribute__((noreturn, used)) recover_trampoline(void)
 {
+    /* A trap taken in user mode comes back here at CPL 0, but its way out of the interrupt
+     * swapped the user's GS back in (kernel/isr.S): the kernel's again, before any per-CPU
+     * access. */
+    if (!percpu_gs_loaded())
+        __asm__ volatile("swapgs" ::: "memory");
     this_cpu()->trap_depth = top->trap_depth;
     kjmp_long(top->jb, 1);
 }

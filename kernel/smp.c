@@ -5,6 +5,7 @@
 #include "kernel/apic.h"
 #include "kernel/bootinfo.h"
 #include "kernel/cmdline.h"
+#include "kernel/console.h"
 #include "kernel/cpu.h"
 #include "kernel/errno.h"
 #include "kernel/gdt.h"
@@ -191,6 +192,7 @@ static enum smp_state start_ap(struct smp_cpu *c, unsigned cpu, uint64_t page)
     volatile uint16_t *alive = (volatile uint16_t *)(page + (ap_trampoline_alive - ap_trampoline));
     *alive = 0;
 
+    console_shared();
     uint64_t t0 = rdtsc();
     apic_send_init(c->apic_id);
     udelay(INIT_DELAY_US);
@@ -264,7 +266,7 @@ static void ap_nmi(struct trap_frame *f)
         nmi_hook(f, claimed);
 }
 
-static void ap_wake(struct trap_frame *f)
+static void cpu_wake(struct trap_frame *f)
 {
     (void)f; /* the idle loop looks for work once the HLT is over */
     apic_eoi();
@@ -324,7 +326,8 @@ void smp_init(void)
     trap_set_ap_handler(VEC_SMP_CALL, ap_call);
     trap_set_ap_handler(VEC_NMI, ap_nmi);
     trap_set_ap_handler(VEC_SPURIOUS, ap_spurious);
-    trap_set_ap_handler(VEC_SMP_WAKE, ap_wake);
+    trap_set_ap_handler(VEC_SMP_WAKE, cpu_wake);
+    trap_set_handler(VEC_SMP_WAKE, cpu_wake); /* the bootstrap CPU is woken the same way */
 
     uint64_t page = 0;
     const char *unusable = NULL;
@@ -451,4 +454,11 @@ int smp_run_wait(unsigned cpu, uint64_t timeout_us)
         else
             cpu_relax();
     return 0;
+}
+
+void smp_kick(unsigned cpu)
+{
+    struct percpu *p = smp_cpu(cpu);
+    if (p && p != this_cpu())
+        apic_send_ipi(p->apic_id, VEC_SMP_WAKE);
 }

@@ -72,13 +72,15 @@ struct percpu *smp_cpu(unsigned cpu);
  * the AP may still run it later: arg must outlive the call, and the AP is not to be trusted). */
 int smp_call(unsigned cpu, void (*fn)(void *arg), void *arg, bool nmi);
 /* Runs fn(arg) on an online application processor in its idle loop: outside any interrupt
- * handler, with interrupts on, as ordinary kernel code (what the BTS model can trace). Returns
- * at once: 0, E_INVAL for a CPU that is not an online AP, E_STATE when not called on the
- * bootstrap CPU, E_BUSY while the AP still runs the previous one. fn must not print, allocate
- * or schedule: the console, the frame allocator and the scheduler are the bootstrap CPU's. */
+ * handler, with interrupts on. Returns at once: 0, E_INVAL for a CPU that is not an online AP,
+ * E_STATE when not called on the bootstrap CPU, E_BUSY while the AP still runs the previous
+ * one. The scheduler hands each AP its own loop this way (sched_init_aps(), which never
+ * returns), so after boot an AP is reached through its run queue (task_create_on()). */
 int smp_run_start(unsigned cpu, void (*fn)(void *arg), void *arg);
 /* Waits until the AP has finished what smp_run_start() gave it: 0, E_INVAL, or E_TIMEDOUT. */
 int smp_run_wait(unsigned cpu, uint64_t timeout_us);
+/* Sends CPU `cpu` the wake-up IPI, which ends an idle HLT (not to the calling CPU). */
+void smp_kick(unsigned cpu);
 /* Another source of an AP's NMIs (the threshold interrupt with pmi=nmi): called for every NMI
  * an AP takes, after smp_call()'s, with whether smp_call() had a call pending. */
 typedef void (*smp_nmi_hook_t)(struct trap_frame *f, bool claimed);

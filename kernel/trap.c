@@ -102,7 +102,8 @@ trap_handler_t trap_set_handler(unsigned vector, trap_handler_t h)
 
 bool trap_can_block(const struct trap_frame *f)
 {
-    return !ist_stack_contains((uint64_t)f);
+    /* Nor while this CPU holds a scheduler lock: an NMI comes in anyway (kernel/percpu.h). */
+    return !ist_stack_contains((uint64_t)f) && this_cpu()->sched_locks == 0;
 }
 
 static void default_exception(struct trap_frame *f)

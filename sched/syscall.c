@@ -109,6 +109,9 @@ void syscall_dispatch(struct syscall_frame *f)
     case SYS_TRACE:
         ret = sys_trace(f->rdi, f->rsi, f->rdx);
         break;
+    case SYS_MIGRATE: /* the rest of this call runs on the new CPU */
+        ret = f->rdi < SMP_MAX_CPUS ? task_migrate((unsigned)f->rdi) : E_INVAL;
+        break;
     default:
         ret = E_INVAL;
         break;

@@ -2,25 +2,29 @@
  * bts.smp.*: the Debug Store on several CPUs at once. Each CPU holds its own DS state
  * (kernel/percpu.h): its idle DS area, the trace it has loaded, the BTS model's registers and
  * stepping, its LVT PC; a threshold interrupt is taken by the CPU whose DS area reached the
- * threshold. The application processors run their part through smp_run() (kernel/smp.h),
- * outside any interrupt handler, while the bootstrap CPU runs its own. Every test skips on one
- * CPU.
+ * threshold. Each CPU's part runs as a task on that CPU (task_create_on()), the bootstrap
+ * CPU's in the test runner itself, all at once. Every test skips on one CPU.
  */
 #include "ds/backend.h"
 #include "ds/bts.h"
 #include "ds/model.h"
 #include "kernel/apic.h"
 #include "kernel/errno.h"
+#include "kernel/paging.h"
+#include "kernel/trap.h"
 #include "kernel/smp.h"
+#include "kernel/user.h"
+#include "sched/sched.h"
+#include "sched/syscall.h"
 #include "tests/btscheck.h"
 #include "tests/test.h"
+#include "tests/usertest.h"
 
 #define FIB_N        12
 #define HW_RECORDS   64 /* with THRESH: the headroom pmi_case() in t_ds.c gives any skid */
 #define THRESH       40
 #define RING_RECORDS 4096
-#define MAX_RECORDS  4096
-#define RUN_WAIT_US  60000000 /* single-stepped fib(12) on a loaded emulator's vCPU */
+#define MAX_RECORDS  32768
 
 extern const char tc_fib[];
 
@@ -88,11 +92,15 @@ BTS_SMP_TEST(each_cpu,
         model_get_cpu_stats(i, &s0[i]);
         spurious0[i] = bts_spurious_pmis_cpu(i);
     }
-    for (unsigned i = 1; i < n; i++)
-        CHECK_EQ(smp_run_start(i, cpu_trace, &runs[i]), 0);
+    struct task *tasks[SMP_MAX_CPUS] = {0};
+    for (unsigned i = 1; i < n; i++) {
+        tasks[i] = task_create_on(i, "bts.smp", cpu_trace, &runs[i]);
+        CHECK(tasks[i], "no task on cpu %u", i);
+    }
     cpu_trace(&runs[0]); /* the bootstrap CPU's own, meanwhile */
     for (unsigned i = 1; i < n; i++)
-        CHECK_EQ(smp_run_wait(i, RUN_WAIT_US), 0);
+        if (tasks[i])
+            CHECK_EQ(task_join(tasks[i], NULL), 0);
 
     const struct bts_bounds *bounds = bts_bounds();
     struct expect code, e;
@@ -145,4 +153,214 @@ BTS_SMP_TEST(each_cpu,
                   bounds->name);
     for (unsigned i = 0; i < n; i++)
         bts_release(&runs[i].t);
+}
+
+/* A user-mode trace: the records that start in user code are the program's own; the others
+ * may only be kernel-to-user returns (IRETQ, SYSRETQ), which BTS_OFF_OS keeps or omits as
+ * the profile says (docs/hardware.md §6, O4). Moves the user-sourced ones to the front;
+ * returns their number and counts the returns. */
+static size_t user_records(struct bts_record *r, size_t n, uint64_t *returns, unsigned cpu)
+{
+    size_t k = 0;
+    *returns = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool from_user = r[i].from >= USER_BASE && r[i].from < USER_END;
+        bool to_user = r[i].to >= USER_BASE && r[i].to < USER_END;
+        if (from_user) {
+            r[k++] = r[i];
+            continue;
+        }
+        bool ret = to_user && (r[i].from == LBL(user_enter_iretq) || r[i].from == LBL(isr_iretq) ||
+                               r[i].from == LBL(syscall_sysretq));
+        if (!CHECK(ret, "cpu %u: record %zu %#lx -> %#lx is neither user code's nor a return to it",
+                   cpu, i, r[i].from, r[i].to))
+            break;
+        (*returns)++;
+    }
+    return k;
+}
+
+#define SPIN_PASSES test_volume(20000)
+#define USER_HW     256
+#define USER_RING   32768
+
+BTS_SMP_TEST(user_each_cpu,
+             "every CPU runs a traced user task at once: each trace its own loop, exact; each "
+             "CPU's threshold interrupts its own",
+             60000)
+{
+    if (!need_aps() || !bts_require())
+        return;
+    unsigned n = smp_online();
+    uint64_t passes = SPIN_PASSES;
+    struct bts_config cfg =
+        cfg_interrupt(USER_HW, 0, USER_RING, BTS_POLICY_STOP, BTS_EVENTS_BRANCHES, BTS_CPL_USER);
+    struct bts_trace tr[SMP_MAX_CPUS];
+    struct task *tk[SMP_MAX_CPUS] = {0};
+    struct model_stats s0[SMP_MAX_CPUS], s1;
+    uint64_t spurious0[SMP_MAX_CPUS];
+    unsigned made = 0;
+    for (; made < n; made++) {
+        tr[made] = (struct bts_trace){0};
+        int err = bts_configure(&tr[made], &cfg);
+        tk[made] = err ? NULL : task_create_user_on(made, "spin", USER_PROG(uc_spin), 0, passes, 0);
+        if (!CHECK(!err && tk[made], "cpu %u: trace %s, task %p", made, err_name(err),
+                   (void *)tk[made])) {
+            bts_release(&tr[made]);
+            break;
+        }
+        task_set_trace(tk[made], task_current(), &tr[made]);
+        bts_enable(&tr[made]);
+        model_get_cpu_stats(made, &s0[made]);
+        spurious0[made] = bts_spurious_pmis_cpu(made);
+    }
+    for (unsigned i = 0; i < made; i++)
+        task_launch(tk[i]); /* all at once, each on its own CPU (the runner's waits there) */
+    for (unsigned i = 0; i < made; i++)
+        task_wait(tk[i]);
+
+    /* uc_spin(passes): passes - 1 taken JNZs back to the top, then the exit's SYSCALL
+     * (CPL 0 after it: filtered). */
+    struct expect e;
+    exp_init(&e, want, MAX_RECORDS);
+    for (uint64_t p = 1; p < passes && p < MAX_RECORDS; p++)
+        exp_add(&e, UADDR(uc_spin, uc_spin_jnz), UADDR(uc_spin, uc_spin_top));
+    enum bts_maybe returns_kept = bts_profile()->offos_user_returns;
+    for (unsigned i = 0; i < made && !test_failed(); i++) {
+        struct bts_status st;
+        if (!CHECK_EQ(bts_status(&tr[i], &st), 0))
+            continue;
+        CHECK(tk[i]->exit_status == 0, "cpu %u: the task ended with %d", i, tk[i]->exit_status);
+        model_get_cpu_stats(i, &s1);
+        if (bts_backend_is_model())
+            CHECK(st.pmis == s1.pmis - s0[i].pmis,
+                  "cpu %u: its task's trace took %lu PMIs, its model raised %lu", i, st.pmis,
+                  s1.pmis - s0[i].pmis);
+        CHECK(st.pmis > 0, "cpu %u: no threshold interrupt in %lu records", i, st.count);
+        CHECK(bts_spurious_pmis_cpu(i) == spurious0[i], "cpu %u: %lu spurious PMIs", i,
+              bts_spurious_pmis_cpu(i) - spurious0[i]);
+        CHECK(st.lost == 0 && !st.overflowed, "cpu %u: %lu records lost", i, st.lost);
+        int64_t k = trace_collect(&tr[i], got, MAX_RECORDS);
+        if (k < 0)
+            continue;
+        uint64_t returns;
+        size_t u = user_records(got, (size_t)k, &returns, i);
+        /* The first entry's IRETQ, and with fixed delivery each PMI's IRETQ back to the loop
+         * (an NMI comes inside the model's #DB handler and adds none); any other interrupt
+         * that lands in the loop (the bootstrap CPU's watchdog timer, a wake-up IPI) adds its
+         * own. */
+        uint64_t min_returns = 1 + (pmi_is_nmi() ? 0 : st.pmis);
+        CHECK(returns_kept == BTS_ALWAYS  ? returns >= min_returns
+              : returns_kept == BTS_NEVER ? returns == 0
+                                          : true,
+              "cpu %u: %lu kernel-to-user returns, %lu PMIs", i, returns, st.pmis);
+        test_info("cpu %u: %ld records (%zu the loop's), %lu PMIs", i, k, u, st.pmis);
+        exp_match(got, u, &e);
+    }
+    for (unsigned i = 0; i < made; i++) {
+        task_join(tk[i], NULL);
+        bts_release(&tr[i]);
+    }
+}
+
+extern const char uc_hop_start[], uc_hop_end[], uc_hop_top[], uc_hop_jmp[], uc_hop_jmp_to[],
+    uc_hop_after[], uc_hop_jnz[];
+
+#define HOP_ROUNDS 128 /* every round migrates: at least 100 migrations */
+#define HOP_HW     64
+#define HOP_RING   4096
+
+static bool is_return_to_user(const struct bts_record *r)
+{
+    return r->to >= USER_BASE && r->to < USER_END &&
+           (r->from == LBL(user_enter_iretq) || r->from == LBL(isr_iretq) ||
+            r->from == LBL(syscall_sysretq));
+}
+
+/* A timestamp as the comparison sees it: {BTS_ESCAPE, its flags (qualifier and CPU)}. */
+static void exp_stamp(struct expect *e, enum bts_qualifier q, unsigned cpu)
+{
+    exp_add(e, BTS_ESCAPE, bts_timestamp_record_on(q, 0, cpu).flags);
+}
+
+BTS_SMP_TEST(migrate,
+             "a traced user task moves to another CPU in every round of its loop, 128 times: "
+             "its trace continuous and exact, each departure and arrival on the right CPU",
+             60000)
+{
+    if (!need_aps() || !bts_require())
+        return;
+    unsigned n = smp_online();
+    unsigned start = (HOP_ROUNDS + 1) % n; /* so that the first round moves too */
+    struct bts_config cfg =
+        cfg_interrupt(HOP_HW, 0, HOP_RING, BTS_POLICY_STOP,
+                      BTS_EVENTS_BRANCHES | BTS_EVENTS_TIMESTAMPS, BTS_CPL_USER);
+    struct bts_trace tr = {0};
+    int err = bts_configure(&tr, &cfg);
+    struct task *tk =
+        err ? NULL : task_create_user_on(start, "hop", USER_PROG(uc_hop), 0, HOP_ROUNDS, n);
+    if (!CHECK(!err && tk, "trace %s, task %p", err_name(err), (void *)tk)) {
+        bts_release(&tr);
+        return;
+    }
+    task_set_trace(tk, task_current(), &tr);
+    bts_enable(&tr);
+    task_launch(tk);
+    task_wait(tk);
+
+    /* The program's records and the timestamps, in order (kernel-to-user returns, which the
+     * profile may keep or omit, are left out of both sides). */
+    struct expect e;
+    exp_init(&e, want, MAX_RECORDS);
+    exp_stamp(&e, BTS_Q_ARRIVE, start);
+    unsigned on = start, moves = 0;
+    for (unsigned r = HOP_ROUNDS; r > 0; r--) {
+        exp_add(&e, UADDR(uc_hop, uc_hop_jmp), UADDR(uc_hop, uc_hop_jmp_to));
+        exp_stamp(&e, BTS_Q_DEPART, on);
+        on = r % n;
+        exp_stamp(&e, BTS_Q_ARRIVE, on);
+        moves++;
+        if (r > 1)
+            exp_add(&e, UADDR(uc_hop, uc_hop_jnz), UADDR(uc_hop, uc_hop_top));
+    }
+    exp_stamp(&e, BTS_Q_DEPART, on); /* the exit */
+
+    struct bts_status st;
+    CHECK_EQ(bts_status(&tr, &st), 0);
+    CHECK(tk->exit_status == 0, "the task ended with %d", tk->exit_status);
+    CHECK(st.lost == 0 && !st.overflowed, "%lu records lost", st.lost);
+    int64_t k = trace_collect(&tr, got, MAX_RECORDS);
+    size_t m = 0;
+    uint64_t returns = 0, migrations = 0, last_cpu = UINT64_MAX;
+    for (int64_t i = 0; i < k; i++) {
+        struct bts_record r = got[i];
+        if (r.from == BTS_ESCAPE) {
+            struct bts_event ev;
+            if (!CHECK(bts_decode_record(&r, &ev) == 0, "record %ld: a bad timestamp %#lx", i,
+                       r.flags))
+                break;
+            if (ev.kind == BTS_EV_ARRIVE) {
+                migrations += last_cpu != UINT64_MAX && ev.cpu != last_cpu;
+                last_cpu = ev.cpu;
+            }
+            got[m++] = (struct bts_record){BTS_ESCAPE, r.flags, 0};
+        } else if (r.from >= USER_BASE && r.from < USER_END) {
+            got[m++] = r;
+        } else if (CHECK(is_return_to_user(&r),
+                         "record %ld %#lx -> %#lx: neither the program's, a timestamp nor a "
+                         "return to it",
+                         i, r.from, r.to)) {
+            returns++;
+        } else {
+            break;
+        }
+    }
+    test_info("%ld records: %zu the program's and timestamps, %lu returns; %lu migrations, %lu "
+              "PMIs",
+              k, m, returns, migrations, st.pmis);
+    CHECK(migrations == moves && moves >= 100, "%lu migrations seen, %u made", migrations, moves);
+    if (k >= 0)
+        exp_match(got, m, &e);
+    task_join(tk, NULL);
+    bts_release(&tr);
 }

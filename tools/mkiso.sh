@@ -3,7 +3,9 @@
 # boot/grub/grub.cfg. Used by `make` (build/btsx.iso) and by tools/btsx-run (a per-run copy
 # whose grub.cfg carries the run's command line, for machines without fw_cfg), so both are
 # built the same way. Only the GRUB modules grub.cfg uses, and no fonts, locales or themes,
-# so that the ISO stays within ISO_LIMIT_KIB; an ISO over it is an error.
+# so that the ISO stays within ISO_LIMIT_KIB; an ISO over it is an error. The kernel goes in
+# without its DWARF sections (GRUB loads only the segments; tools symbolise from build/btsx.elf,
+# the kernel from its embedded table), which are most of the file.
 # mkiso.sh --limit-kib prints the limit (tools/bench.py reports against it).
 set -eu
 # The one definition of the ISO size limit: it must fit the small USB sticks and CD images
@@ -12,6 +14,7 @@ ISO_LIMIT_KIB=6144
 if [ "$*" = --limit-kib ]; then echo "$ISO_LIMIT_KIB"; exit 0; fi
 [ $# -eq 2 ] || { echo "usage: $0 ISODIR OUT.iso | $0 --limit-kib" >&2; exit 2; }
 modules="multiboot2 normal iso9660 part_msdos part_gpt all_video serial terminal test echo smbios"
+${OBJCOPY:-objcopy} --strip-debug "$1/boot/btsx.elf"
 log="$2.mkrescue.log"
 if ! grub-mkrescue -o "$2" "$1" --compress=xz --fonts= --locales= --themes= \
         --install-modules="$modules" --modules="$modules" >"$log" 2>&1; then

@@ -6,9 +6,12 @@
 #define VEC_TEST_SOFTINT 0x80 /* `int $0x80` in trace tests */
 #define VEC_TEST_IPI     0xE0 /* self-IPI test vector */
 #define VEC_SMP_CALL     0xE4 /* smp_call() to an application processor (kernel/smp.c) */
-#define VEC_SMP_WAKE     0xE5 /* smp_run(): wakes an application processor's idle loop */
 #define VEC_PMI          0xE8 /* LVT performance counter (BTS threshold) */
 #define VEC_TIMER        0xF0 /* LAPIC timer */
+/* Wakes a CPU's idle loop (smp_run(), a task queued from another CPU). Above the threshold
+ * interrupt's priority class: a task suspended inside its PMI (the stream policy) keeps that
+ * vector in service until it resumes, and its CPU must still be woken meanwhile. */
+#define VEC_SMP_WAKE     0xF8
 #define VEC_SPURIOUS     0xFF
 #define NUM_VECTORS      256
 

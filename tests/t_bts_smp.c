@@ -9,14 +9,17 @@
 #include "ds/bts.h"
 #include "ds/model.h"
 #include "kernel/apic.h"
+#include "kernel/cpu.h"
 #include "kernel/errno.h"
 #include "kernel/paging.h"
+#include "kernel/printf.h"
 #include "kernel/trap.h"
 #include "kernel/smp.h"
 #include "kernel/user.h"
 #include "sched/sched.h"
 #include "sched/syscall.h"
 #include "tests/btscheck.h"
+#include "tests/smpstream.h"
 #include "tests/test.h"
 #include "tests/usertest.h"
 
@@ -363,4 +366,78 @@ BTS_SMP_TEST(migrate,
         exp_match(got, m, &e);
     task_join(tk, NULL);
     bts_release(&tr);
+}
+
+#define STREAM_LOOPS (test_volume(1000000) + 1) /* 1,000,000 taken JNZs each (volume=full) */
+
+BTS_SMP_TEST(stream_cross,
+             "a tracer on cpu 0 streams a tracee on cpu 1: the tracee suspended inside its PMI "
+             "on its CPU, the tracer draining on its own, nothing lost",
+             600000)
+{
+    if (!need_aps() || !bts_require())
+        return;
+    static struct stream_job j;
+    j = (struct stream_job){.cpu = 1, .loops = STREAM_LOOPS};
+    struct model_stats a0, a1, b0, b1;
+    model_get_cpu_stats(0, &a0);
+    model_get_cpu_stats(1, &b0);
+    uint64_t sp0 = bts_spurious_pmis_cpu(0), sp1 = bts_spurious_pmis_cpu(1);
+    if (!stream_prepare(&j))
+        return;
+    stream_start(&j, task_current());
+    stream_drain(&j);
+    struct bts_status st;
+    bts_status(&j.tr, &st);
+    model_get_cpu_stats(0, &a1);
+    model_get_cpu_stats(1, &b1);
+    CHECK(j.tracer_cpu == 0 && j.tracee->cpu == 1, "tracer on cpu %u, tracee on cpu %u",
+          j.tracer_cpu, j.tracee->cpu);
+    if (bts_backend_is_model())
+        CHECK(b1.pmis - b0.pmis == st.pmis && a1.pmis == a0.pmis,
+              "the trace took %lu PMIs; the model raised %lu on cpu 1, %lu on cpu 0", st.pmis,
+              b1.pmis - b0.pmis, a1.pmis - a0.pmis);
+    CHECK(bts_spurious_pmis_cpu(0) == sp0 && bts_spurious_pmis_cpu(1) == sp1,
+          "spurious PMIs: %lu on cpu 0, %lu on cpu 1", bts_spurious_pmis_cpu(0) - sp0,
+          bts_spurious_pmis_cpu(1) - sp1);
+    stream_finish(&j, "cross");
+}
+
+BTS_SMP_TEST(stream_each_cpu,
+             "every CPU streams a tracee of its own to a tracer of its own at once, "
+             "1,000,000 branches each (volume=full), nothing lost",
+             600000)
+{
+    if (!need_aps() || !bts_require())
+        return;
+    unsigned n = smp_online();
+    static struct stream_job jobs[SMP_MAX_CPUS];
+    struct task *tracers[SMP_MAX_CPUS] = {0};
+    unsigned made = 0;
+    for (; made < n; made++) {
+        jobs[made] = (struct stream_job){.cpu = made, .loops = STREAM_LOOPS};
+        if (!stream_prepare(&jobs[made]))
+            break;
+        tracers[made] = task_create_on(made, "tracer", stream_drain, &jobs[made]);
+        if (!CHECK(tracers[made], "no tracer task on cpu %u", made)) {
+            bts_release(&jobs[made].tr);
+            jobs[made].ready = false;
+            task_launch(jobs[made].tracee); /* untraced: it runs to its end */
+            task_join(jobs[made].tracee, NULL);
+            break;
+        }
+        stream_start(&jobs[made], tracers[made]);
+    }
+    uint64_t t0 = rdtsc(), branches = 0;
+    for (unsigned i = 0; i < made; i++)
+        task_join(tracers[i], NULL);
+    uint64_t us = tsc_to_us(rdtsc() - t0);
+    for (unsigned i = 0; i < made; i++) {
+        char who[16];
+        ksnprintf(who, sizeof(who), "cpu %u", i);
+        CHECK(jobs[i].tracer_cpu == i, "cpu %u's tracer ran on cpu %u", i, jobs[i].tracer_cpu);
+        branches += jobs[i].jnz;
+        stream_finish(&jobs[i], who);
+    }
+    test_info("%u CPUs: %lu branches in %lu ms", made, branches, us / 1000);
 }

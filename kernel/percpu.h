@@ -9,8 +9,8 @@
  *
  * What lives here: what bringing a CPU up needs (kernel/smp.c), what the entry code reads
  * (the TSS, for RSP0 in kernel/isr.S and sched/syscall_entry.S; the user RSP across the
- * SYSCALL entry's stack switch), the scheduler's current task and trap nesting (sched/,
- * kernel/trap.c), and the DS layer's per-CPU state: the loaded trace, the idle DS area, the
+ * SYSCALL entry's stack switch), the scheduler's current task, run queue and idle task and the
+ * trap nesting (sched/, kernel/trap.c), and the DS layer's per-CPU state: the loaded trace, the idle DS area, the
  * spurious threshold interrupts (ds/trace.c, ds/pmi.c) and the BTS model's registers and
  * stepping state (ds/model.c). The test watchdog's timers (kernel/timer.c, kernel/nmiwd.c)
  * are still the bootstrap CPU's alone.

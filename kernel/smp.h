@@ -4,12 +4,13 @@
  * its LAPIC in the bootstrap CPU's mode and its timer on the bootstrap CPU's calibration.
  *
  * The application processors prove that they work and then idle with interrupts on, running
- * what smp_run() hands them; the scheduler and the tests stay on the bootstrap CPU, which alone
- * receives the I/O APIC's interrupts (the watchdog's NMI among them). Each CPU has its own DS
- * layer state (its idle DS area, its loaded trace, the BTS model's registers, its LVT PC:
- * kernel/percpu.h), so code an AP runs can be traced there, and its threshold interrupt is
- * its own. An AP takes what is sent to it: its own timer, smp_call() as a fixed IPI or an NMI,
- * smp_run()'s wake-up, the spurious vector, and what the DS layer installs on every CPU (the
+ * what smp_run() hands them: after boot, the scheduler's own loop (sched_init_aps()), so each
+ * runs the tasks of its run queue. The tests stay on the bootstrap CPU, which alone receives
+ * the I/O APIC's interrupts (the watchdog's NMI among them). Each CPU has its own DS layer
+ * state (its idle DS area, its loaded trace, the BTS model's registers, its LVT PC:
+ * kernel/percpu.h), so each traces its own tasks, and its threshold interrupt is its own. An
+ * AP takes what is sent to it: its own timer, smp_call() as a fixed IPI or an NMI, the wake-up
+ * IPI (smp_kick()), the spurious vector, and what the DS layer installs on every CPU (the
  * model's #DB, the threshold interrupt); kernel/trap.c dispatches an AP's interrupts apart.
  *
  * smp=N|all (default all) limits how many CPUs run, the bootstrap CPU included: smp=1 is the

@@ -218,10 +218,13 @@ smp-check: all
 # Every suite with two CPUs up (about 40 s under TCG); the SMP, scheduler and BTS suites with
 # four, booted through GRUB (multiboot2); smp=1 on four: one CPU, the smp suite skips; smp=0
 # is a bad command line.
+# bts.smp.* streams 1,000,000 branches on every CPU: past the runner's default 120 s on a
+# loaded machine.
 st-smp2:
-	$(RUNNER) --config direct --smp 2 --tag smp2 --expect-header 'cpus=2 online (apic ids 0,1)'
+	$(RUNNER) --config direct --smp 2 --tag smp2 --timeout 300 \
+	    --expect-header 'cpus=2 online (apic ids 0,1)'
 st-smp4:
-	$(RUNNER) --config bios --smp 4 --tag smp4 --append "tests=smp.*,sched.*,bts.*" \
+	$(RUNNER) --config bios --smp 4 --tag smp4 --timeout 300 --append "tests=smp.*,sched.*,bts.*" \
 	    --expect-header 'cpus=4 online (apic ids 0,1,2,3)'
 st-smp1:
 	$(RUNNER) --config direct --smp 4 --tag smp1 --append "smp=1 tests=smp.*" \

@@ -17,6 +17,7 @@
 #include "ds/record.h"
 #include "ds/ring.h"
 #include "kernel/percpu.h"
+#include "kernel/spinlock.h"
 
 struct bts_backend;
 struct debugctl_layout;
@@ -63,6 +64,13 @@ struct bts_trace {
     bts_full_fn on_full;
     bts_stop_fn on_stop;
     void *cb_arg;
+    /* Several CPUs (ds/trace.c): the CPU whose IA32_DS_AREA holds this trace's DS area, plus
+     * one (0: loaded nowhere), and the lock over the ring and the hardware buffer's drain,
+     * which the tracee's CPU (its threshold interrupt, its DS switch) and its tracer's CPU may
+     * reach at once, with the CPU holding it, plus one. */
+    volatile unsigned loaded_on;
+    struct spinlock lock;
+    volatile unsigned lock_cpu;
 };
 
 struct bts_status {

@@ -24,5 +24,8 @@ void sched_rq_clear(void);
  * undoes it); task_enqueue_new() makes it runnable. */
 struct task *task_alloc(const char *name);
 void task_enqueue_new(struct task *t);
+/* Waits until t, ended or switched out, is off its CPU: its stack free, its last DS switch (the
+ * departure timestamp) done. A task ending on another CPU wakes its joiner before that. */
+void task_wait_off_cpu(struct task *t);
 
 #endif

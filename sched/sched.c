@@ -142,8 +142,6 @@ static void finish_switch(void)
 {
     struct percpu *c = this_cpu();
     struct task *prev = c->prev;
-    if (prev)
-        __atomic_store_n(&prev->on_cpu, false, __ATOMIC_RELEASE); /* off its stack now */
     if (current_task->user) {
         tss_set_rsp0(kstack_top(current_task)); /* interrupts and SYSCALL (sched/syscall_entry.S) */
         as_switch(&current_task->as);
@@ -154,8 +152,20 @@ static void finish_switch(void)
     struct bts_trace *out = prev ? prev->trace : NULL, *in = current_task->trace;
     if (ds_hook && ds_switch_needed(out, in))
         ds_hook(out, in);
-    if (prev && prev->state == TASK_MIGRATING)
-        migrate_arrive(prev); /* its trace is off this CPU now */
+    if (!prev)
+        return;
+    /* Off its stack, and its trace saved (the departure timestamp written): from now on
+     * another CPU may free it or read its trace (task_wait_off_cpu()). */
+    bool migrating = prev->state == TASK_MIGRATING;
+    __atomic_store_n(&prev->on_cpu, false, __ATOMIC_RELEASE);
+    if (migrating)
+        migrate_arrive(prev);
+}
+
+void task_wait_off_cpu(struct task *t)
+{
+    while (__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE))
+        cpu_relax();
 }
 
 /* Picks the next task and switches to it; call with interrupts off. */
@@ -273,9 +283,7 @@ void task_exit(int status)
 
 void task_free(struct task *t)
 {
-    /* A task that ended on another CPU may still be on its way off its stack there. */
-    while (__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE))
-        cpu_relax();
+    task_wait_off_cpu(t); /* one that ended on another CPU may still be leaving it */
     bool irq = spin_lock_irqsave(&tasks_lock);
     for (struct task **p = &all_tasks; *p; p = &(*p)->all_next)
         if (*p == t) {
@@ -308,6 +316,7 @@ void task_wait(struct task *t)
         __atomic_store_n(&current_task->state, TASK_BLOCKED, __ATOMIC_SEQ_CST);
         if (__atomic_load_n(&t->state, __ATOMIC_SEQ_CST) == TASK_ZOMBIE) {
             current_task->state = TASK_RUNNABLE;
+            task_wait_off_cpu(t); /* its last departure timestamp written */
             break;
         }
         schedule();

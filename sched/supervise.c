@@ -40,6 +40,9 @@ void sched_wait_tracee(struct task *tracee)
         if (__atomic_load_n(&tracee->drain_wait, __ATOMIC_SEQ_CST) ||
             __atomic_load_n(&tracee->state, __ATOMIC_SEQ_CST) == TASK_ZOMBIE) {
             current_task->state = TASK_RUNNABLE;
+            /* Suspended or ended, it is still leaving its CPU if that is another: its DS
+             * switch (a departure timestamp goes into the ring) must be done first. */
+            task_wait_off_cpu(tracee);
             break;
         }
         schedule();

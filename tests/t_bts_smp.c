@@ -369,16 +369,17 @@ BTS_SMP_TEST(migrate,
 }
 
 #define STREAM_LOOPS (test_volume(1000000) + 1) /* 1,000,000 taken JNZs each (volume=full) */
+#define CROSS_LOOPS  (test_volume(200000) + 1)  /* 25,000 suspensions: the hand-over, not bulk */
 
 BTS_SMP_TEST(stream_cross,
-             "a tracer on cpu 0 streams a tracee on cpu 1: the tracee suspended inside its PMI "
-             "on its CPU, the tracer draining on its own, nothing lost",
+             "a tracer on cpu 0 streams a tracee on cpu 1 (200,000 branches): the tracee suspended "
+             "inside its PMI on its CPU, the tracer draining on its own, nothing lost",
              600000)
 {
     if (!need_aps() || !bts_require())
         return;
     static struct stream_job j;
-    j = (struct stream_job){.cpu = 1, .loops = STREAM_LOOPS};
+    j = (struct stream_job){.cpu = 1, .loops = CROSS_LOOPS};
     struct model_stats a0, a1, b0, b1;
     model_get_cpu_stats(0, &a0);
     model_get_cpu_stats(1, &b0);

@@ -426,7 +426,7 @@ int smp_call(unsigned cpu, void (*fn)(void *arg), void *arg, bool nmi)
     return 0;
 }
 
-int smp_run_start(unsigned cpu, void (*fn)(void *arg), void *arg)
+int smp_run(unsigned cpu, void (*fn)(void *arg), void *arg)
 {
     if (this_cpu()->cpu != 0)
         return E_STATE;
@@ -439,20 +439,6 @@ int smp_run_start(unsigned cpu, void (*fn)(void *arg), void *arg)
     p->run_arg = arg;
     __atomic_store_n(&p->run_seq, p->run_seq + 1, __ATOMIC_RELEASE);
     apic_send_ipi(p->apic_id, VEC_SMP_WAKE);
-    return 0;
-}
-
-int smp_run_wait(unsigned cpu, uint64_t timeout_us)
-{
-    if (cpu == 0 || cpu >= online)
-        return E_INVAL;
-    struct percpu *p = &percpu_all[cpu];
-    uint64_t deadline = rdtsc() + timeout_us * tsc_hz() / 1000000;
-    while (__atomic_load_n(&p->run_done, __ATOMIC_ACQUIRE) != p->run_seq)
-        if (rdtsc() > deadline)
-            return E_TIMEDOUT;
-        else
-            cpu_relax();
     return 0;
 }
 

@@ -77,9 +77,7 @@ int smp_call(unsigned cpu, void (*fn)(void *arg), void *arg, bool nmi);
  * E_STATE when not called on the bootstrap CPU, E_BUSY while the AP still runs the previous
  * one. The scheduler hands each AP its own loop this way (sched_init_aps(), which never
  * returns), so after boot an AP is reached through its run queue (task_create_on()). */
-int smp_run_start(unsigned cpu, void (*fn)(void *arg), void *arg);
-/* Waits until the AP has finished what smp_run_start() gave it: 0, E_INVAL, or E_TIMEDOUT. */
-int smp_run_wait(unsigned cpu, uint64_t timeout_us);
+int smp_run(unsigned cpu, void (*fn)(void *arg), void *arg);
 /* Sends CPU `cpu` the wake-up IPI, which ends an idle HLT (not to the calling CPU). */
 void smp_kick(unsigned cpu);
 /* Another source of an AP's NMIs (the threshold interrupt with pmi=nmi): called for every NMI

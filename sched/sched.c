@@ -476,7 +476,7 @@ void sched_init_aps(void (*setup)(void))
 {
     /* Each AP leaves smp.c's idle loop for the scheduler's, for good. */
     for (unsigned i = 1; i < smp_online(); i++)
-        if (smp_run_start(i, ap_idle_enter, (void *)setup) != 0)
+        if (smp_run(i, ap_idle_enter, (void *)setup) != 0)
             panic("cpu %u did not take its scheduler", i);
 }
 

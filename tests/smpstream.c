@@ -74,6 +74,10 @@ void stream_drain(void *job)
         if (ended)
             break;
         sched_release_tracee(j->tracee);
+        /* A tracer may look at a trace that records on another CPU right now: the count
+         * reads the ring only, never that CPU's hardware buffer (which would lose or repeat
+         * records). */
+        j->polled += bts_count(&j->tr);
     }
     j->us = tsc_to_us(rdtsc() - t0);
 }

@@ -20,6 +20,7 @@ struct stream_job {
     struct task *tracee, *tracer;
     /* Results, from the tracer. */
     uint64_t jnz, irets, other, drains, us;
+    uint64_t polled; /* what bts_count() said while the tracee ran, summed */
     unsigned tracer_cpu;
     bool first_ok;
     bool ready; /* set up (stream_prepare() succeeded) */

@@ -216,8 +216,8 @@ smp-check: all
 	$(MAKE) --no-print-directory -j 2 --output-sync=target $(SMP_RUNS)
 
 # Every suite with two CPUs up (about 65 s under TCG, half of it bts.smp's streams); the SMP,
-# scheduler and BTS suites with four, booted through GRUB (multiboot2); smp=1 on four: one CPU, the smp suite skips; smp=0
-# is a bad command line.
+# scheduler and BTS suites with four, booted through GRUB (multiboot2); smp=1 on four: one
+# CPU, the smp suite skips; smp=0 is a bad command line.
 # bts.smp.* streams 1,000,000 branches on every CPU: past the runner's default 120 s on a
 # loaded machine.
 st-smp2:

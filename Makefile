@@ -258,7 +258,8 @@ st-smp1:
 st-badsmp:
 	$(RUNNER) --config direct --smp 2 --tag badsmp --append "smp=0" --expect-exit 2
 st-smp-x2apic:
-	$(RUNNER) --config bochs-skylake --smp 2 --tag smp-x2apic --append "apic=x2apic tests=smp.*,apic.*" \
+	$(RUNNER) --config bochs-skylake --smp 2 --tag smp-x2apic \
+	    --append "apic=x2apic volume=quick tests=smp.*,apic.*,bts.smp.*" \
 	    --expect-header 'cpus=2 online (apic ids 0,1)' --expect-header 'apic=x2apic,*'
 
 # The deliberate failures among the suites that run before and after them (test order is link

@@ -16,6 +16,8 @@
 #include "ds/layout.h"
 #include "ds/record.h"
 #include "ds/ring.h"
+#include "kernel/percpu.h"
+#include "kernel/spinlock.h"
 
 struct bts_backend;
 struct debugctl_layout;
@@ -62,6 +64,13 @@ struct bts_trace {
     bts_full_fn on_full;
     bts_stop_fn on_stop;
     void *cb_arg;
+    /* Several CPUs (ds/trace.c): the CPU whose IA32_DS_AREA holds this trace's DS area, plus
+     * one (0: loaded nowhere), and the lock over the ring and the hardware buffer's drain,
+     * which the tracee's CPU (its threshold interrupt, its DS switch) and its tracer's CPU may
+     * reach at once, with the CPU holding it, plus one. */
+    volatile unsigned loaded_on;
+    struct spinlock lock;
+    volatile unsigned lock_cpu;
 };
 
 struct bts_status {
@@ -130,7 +139,9 @@ extern const char bts_run_enabled[], bts_run_call[], bts_run_returned[], bts_run
  * traces' states need. A switch between untraced tasks while no trace is loaded (the idle DS
  * area in place, recording off) has nothing to do, and is decided here, inline, so that it
  * costs the scheduler no call. */
-extern struct bts_trace *ds_loaded; /* ds/trace.c's: read it here and through bts_current() */
+/* The trace loaded on this CPU (kernel/percpu.h; ds/trace.c keeps it): read it here and through
+ * bts_current(). */
+#define ds_loaded (this_cpu()->ds_loaded)
 void ds_switch_traces(struct bts_trace *prev, struct bts_trace *next);
 static inline bool ds_switch_needed(const struct bts_trace *prev, const struct bts_trace *next)
 {
@@ -192,10 +203,13 @@ const char *bts_profile_describe(void);
  * code (its counters, its layout choice, its cost), never for what a trace may contain. */
 bool bts_backend_is_model(void);
 /* Seeds the model's choices within its profile (model=hw): the run's seed, so that a run
- * repeats with the same seed= (the test framework calls it before the first test). */
+ * repeats with the same seed= (the test framework calls it before the first test). Each CPU
+ * draws from a generator of its own, seeded from this seed and its CPU number. */
 void bts_model_seed(uint64_t seed);
 
-/* Threshold interrupts that found no trace at its threshold, CPU-wide (ds/trace.c). */
+/* Threshold interrupts that found no trace at its threshold, on the running CPU (ds/trace.c). */
 uint64_t bts_spurious_pmis(void);
+/* ... on CPU `cpu` (0 if it is not online). */
+uint64_t bts_spurious_pmis_cpu(unsigned cpu);
 
 #endif

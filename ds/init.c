@@ -1,6 +1,7 @@
 /*
- * Bringing the DS layer up: the layouts, the probe, the backend choice, the idle DS area, the
- * model's trap hooks and the threshold interrupt, in that order. The top of ds/: it calls into
+ * Bringing the DS layer up: the layouts, the probe, the backend choice, each CPU's idle DS area
+ * and model state, the model's trap hooks and the threshold interrupt, in that order; then
+ * each CPU programs its own LVT PC and loads its idle DS area. The top of ds/: it calls into
  * every other file and none calls back (tools/check-calls.sh checks the direction).
  */
 #include "ds/backend.h"
@@ -12,6 +13,9 @@
 #include "ds/profile.h"
 #include "ds/trace.h"
 #include "kernel/cpu.h"
+#include "kernel/errno.h"
+#include "kernel/printf.h"
+#include "kernel/smp.h"
 
 /* model=, model.skid=, model.offos_returns=, model.handler_records=: what the model does and
  * the profile it claims. */
@@ -50,6 +54,15 @@ static void model_freedoms_init(void)
     model_set_freedoms(&f);
 }
 
+/* On each CPU, by itself: its LVT PC, and its idle DS area into the backend. */
+static void ds_cpu_start(void *arg)
+{
+    (void)arg;
+    bts_pmi_cpu_init();
+    if (bts_available(NULL))
+        ds_idle_load();
+}
+
 void ds_init(void)
 {
     const char *model_how = bts_choose_layouts(ds_opt_model_layout);
@@ -59,13 +72,28 @@ void ds_init(void)
     bool hw_ok = bts_probe_hw(bts_cpu_layout(), &hw_why);
     irq_restore(irq);
     bts_choose_backend(ds_opt_backend, hw_ok, hw_why);
-    /* Without an idle DS area there is no safe untraced state to switch to: no backend. */
-    if (ds_idle_init() != 0)
-        bts_set_unavailable("no memory for the idle DS area");
+    /* Every online CPU's own state; without an idle DS area a CPU has no safe untraced state
+     * to switch to: then no backend, and the reason names the CPU. */
+    for (unsigned i = 0; i < smp_online(); i++) {
+        struct percpu *p = smp_cpu(i);
+        model_cpu_init(p);
+        if (ds_idle_init(p) != 0) {
+            char why[64];
+            ksnprintf(why, sizeof(why), "no memory for cpu %u's idle DS area", i);
+            bts_set_unavailable(why);
+        }
+    }
     bts_describe_layouts(model_how);
     model_init();
     model_freedoms_init();
     bts_pmi_init(ds_opt_pmi == PMI_NMI);
-    if (bts_available(NULL))
-        ds_idle_load();
+    ds_cpu_start(NULL);
+    for (unsigned i = 1; i < smp_online(); i++) {
+        int err = smp_call(i, ds_cpu_start, NULL, false);
+        if (err) { /* it might still load later, unasked: nothing can be trusted there */
+            char why[64];
+            ksnprintf(why, sizeof(why), "cpu %u did not set up its DS state: %s", i, err_name(err));
+            bts_set_unavailable(why);
+        }
+    }
 }

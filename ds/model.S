@@ -7,10 +7,12 @@
 #include "boot/asm.h"
 #include "ds/model_tf.h"
 #include "kernel/msr-index.h"
+#include "kernel/percpu.h"
 
     .text
 ENTRY(bts_model_write_debugctl)
-    mov %rdi, bts_model_debugctl(%rip)
+    mov %gs:PERCPU_MODEL_OFFSET, %rax   /* this CPU's model state: DEBUGCTL first */
+    mov %rdi, (%rax)
     push %rbx                           /* keeps the stack 16-byte aligned for the call */
     call bts_model_debugctl_changed
     pop %rbx

@@ -10,31 +10,67 @@
 #include "kernel/cpu.h"
 #include "kernel/panic.h"
 #include "kernel/paging.h"
+#include "kernel/percpu.h"
 #include "kernel/recover.h"
 #include "kernel/string.h"
 #include "kernel/trap.h"
 
 #define PAGE_OFFSET_MASK (PAGE_SIZE - 1)
 
-/* The shadow registers. The shadow DEBUGCTL means what the layout says, as on a CPU of that
- * layout: the model implements its TR, BTS, BTINT, BTS_OFF_OS and BTS_OFF_USR; other bits
- * read back as written and do nothing. */
-uint64_t bts_model_debugctl;
-static uint64_t model_ds_area;
 static const struct debugctl_layout *layout = &debugctl_core;
 
-/* The instruction the next #DB will have executed. */
-static uint64_t prev_rip;
-static bool prev_valid;
-static struct model_stats stats;
-
-/* The freedoms in use (model_set_freedoms) and the generator that draws each open choice. */
+/* The freedoms in use (model_set_freedoms), the same for every CPU. */
 static struct model_freedoms freedoms = {
     .skid = 0, .offos_returns = BTS_ALWAYS, .handler_records = BTS_NEVER};
-static uint64_t rng = 1;
-/* A PMI owed since the threshold was reached: raised after pmi_wait more records. */
-static bool pmi_owed;
-static unsigned pmi_wait, pmi_skid;
+static uint64_t seed = 1;
+
+/*
+ * Decoded instructions, direct-mapped by address: a traced loop decodes each instruction
+ * once, not once per step. Keyed by address and CR3 (user code of different address spaces
+ * shares addresses) and emptied whenever recording starts, so code that changed while nothing
+ * was recorded is decoded afresh.
+ */
+#define DCACHE_BITS 8
+#define DCACHE_SIZE (1u << DCACHE_BITS)
+
+struct dcache_entry {
+    uint64_t rip, cr3;
+    uint32_t gen; /* valid only while it equals the CPU's dcache_gen */
+    uint8_t len, kind;
+};
+
+/*
+ * The model's machine state, one per CPU as the registers it stands for are (kernel/percpu.h
+ * points at the running CPU's): each CPU single-steps, decodes and stores on its own, and
+ * raises its threshold interrupt through its own LVT PC.
+ */
+struct model_cpu {
+    /* The shadow registers (ds/model.S stores DEBUGCTL at offset 0). The shadow DEBUGCTL
+     * means what the layout says, as on a CPU of that layout: the model implements its TR,
+     * BTS, BTINT, BTS_OFF_OS and BTS_OFF_USR; other bits read back as written and do
+     * nothing. */
+    uint64_t debugctl, ds_area;
+    /* The instruction the next #DB will have executed. */
+    uint64_t prev_rip;
+    bool prev_valid;
+    /* A PMI owed since the threshold was reached: raised after pmi_wait more records. */
+    bool pmi_owed;
+    unsigned pmi_wait, pmi_skid;
+    uint64_t rng; /* the generator that draws each choice the freedoms leave open */
+    uint32_t dcache_gen;
+    struct model_stats stats;
+    struct dcache_entry dcache[DCACHE_SIZE];
+};
+_Static_assert(__builtin_offsetof(struct model_cpu, debugctl) == 0, "ds/model.S");
+
+static struct model_cpu model_cpus[SMP_MAX_CPUS];
+#define mc (this_cpu()->model)
+
+static uint64_t cpu_seed(unsigned cpu)
+{
+    uint64_t r = seed + cpu * 0x9E3779B97F4A7C15ULL; /* CPU 0 keeps the run's seed */
+    return r ? r : 1;
+}
 
 void model_set_freedoms(const struct model_freedoms *f)
 {
@@ -46,31 +82,34 @@ void model_get_freedoms(struct model_freedoms *f)
     *f = freedoms;
 }
 
-void bts_model_seed(uint64_t seed)
+void bts_model_seed(uint64_t s)
 {
-    rng = seed ? seed : 1;
+    seed = s ? s : 1;
+    for (unsigned i = 0; i < SMP_MAX_CPUS; i++)
+        model_cpus[i].rng = cpu_seed(i);
 }
 
 /* xorshift64*: a choice in 0..n. */
 static unsigned draw(unsigned n)
 {
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return (unsigned)(((rng * 0x2545F4914F6CDD1DULL) >> 32) % (n + 1));
+    struct model_cpu *m = mc;
+    m->rng ^= m->rng >> 12;
+    m->rng ^= m->rng << 25;
+    m->rng ^= m->rng >> 27;
+    return (unsigned)(((m->rng * 0x2545F4914F6CDD1DULL) >> 32) % (n + 1));
 }
 
 uint64_t bts_model_read_debugctl(void)
 {
-    return bts_model_debugctl;
+    return mc->debugctl;
 }
 uint64_t bts_model_read_ds_area(void)
 {
-    return model_ds_area;
+    return mc->ds_area;
 }
 void bts_model_write_ds_area(uint64_t v)
 {
-    model_ds_area = v;
+    mc->ds_area = v;
 }
 
 void model_set_layout(const struct debugctl_layout *l)
@@ -80,7 +119,7 @@ void model_set_layout(const struct debugctl_layout *l)
 
 static bool recording(void)
 {
-    return debugctl_recording(layout, bts_model_debugctl);
+    return debugctl_recording(layout, mc->debugctl);
 }
 
 static void dcache_flush(void);
@@ -91,15 +130,15 @@ int bts_model_debugctl_changed(void)
     if (!recording())
         pmi_now(); /* an owed PMI still comes: on hardware the skid is time, not records */
     /* Inside a trap handler RFLAGS belongs to the handler: the exit hook sets the frame's TF. */
-    if (trap_depth > 0)
+    if (this_cpu()->trap_depth > 0)
         return TF_LEAVE;
     if (recording()) {
         dcache_flush();
-        prev_rip = (uint64_t)bts_model_write_ret;
-        prev_valid = true;
+        mc->prev_rip = (uint64_t)bts_model_write_ret;
+        mc->prev_valid = true;
         return TF_SET;
     }
-    prev_valid = false;
+    mc->prev_valid = false;
     return TF_CLEAR;
 }
 
@@ -124,19 +163,19 @@ static bool raise_pmi(void)
         apic_self_nmi();
     else
         apic_self_ipi(lvt & APIC_LVT_VECTOR);
-    stats.pmis++;
+    mc->stats.pmis++;
     return true;
 }
 
 /* The owed PMI, now: after pmi_skid records past the threshold record. */
 static void pmi_now(void)
 {
-    if (!pmi_owed)
+    if (!mc->pmi_owed)
         return;
-    pmi_owed = false;
-    if (raise_pmi() && pmi_skid) {
-        stats.delayed_pmis++;
-        stats.skid_records += pmi_skid;
+    mc->pmi_owed = false;
+    if (raise_pmi() && mc->pmi_skid) {
+        mc->stats.delayed_pmis++;
+        mc->stats.skid_records += mc->pmi_skid;
     }
 }
 
@@ -144,38 +183,38 @@ static void pmi_now(void)
  * and comes 0..skid records later (docs/hardware.md §5, O2). */
 static void pmi_threshold_reached(void)
 {
-    if (!pmi_owed) {
-        pmi_owed = true;
-        pmi_skid = 0;
-        pmi_wait = draw(freedoms.skid);
+    if (!mc->pmi_owed) {
+        mc->pmi_owed = true;
+        mc->pmi_skid = 0;
+        mc->pmi_wait = draw(freedoms.skid);
     } else {
-        pmi_skid++;
+        mc->pmi_skid++;
     }
-    if (pmi_wait-- == 0)
+    if (mc->pmi_wait-- == 0)
         pmi_now();
 }
 
 /* Stores one record with the hardware's rules (docs/hardware.md §2-§4). */
 static void store(uint64_t from, uint64_t to, unsigned cpl_after)
 {
-    uint64_t dbg = bts_model_debugctl;
+    uint64_t dbg = mc->debugctl;
     /* A return from the kernel to user code while CPL 0 is filtered: the CPL after it is 3,
      * so the model records it, unless model.offos_returns says otherwise (§6, O4). */
     if (cpl_after != 0 && (dbg & layout->bts_off_os) && !(from >= USER_BASE && from < USER_END)) {
         enum bts_maybe m = freedoms.offos_returns;
         if (m == BTS_NEVER || (m == BTS_EITHER && draw(1) == 0)) {
-            stats.offos_omitted++;
+            mc->stats.offos_omitted++;
             return;
         }
-        stats.offos_returns++;
+        mc->stats.offos_returns++;
     }
     /* The CPL filter applies to the CPL after the transfer (docs/hardware.md §6). */
     if ((cpl_after == 0 && (dbg & layout->bts_off_os)) ||
         (cpl_after != 0 && (dbg & layout->bts_off_usr))) {
-        stats.filtered++;
+        mc->stats.filtered++;
         return;
     }
-    struct ds_area *ds = (struct ds_area *)model_ds_area;
+    struct ds_area *ds = (struct ds_area *)mc->ds_area;
     if (!ds)
         return;
     uint64_t idx = ds->bts_index;
@@ -183,10 +222,10 @@ static void store(uint64_t from, uint64_t to, unsigned cpl_after)
     if (idx >= ds->bts_abs_max && btint) {
         /* Interrupt mode and full: the PMI is overdue. What hardware does here is open
          * (docs/hardware.md §4, O1); the model drops the record and keeps the full buffer. */
-        stats.dropped++;
-        if (!pmi_owed) { /* no skid left to take: the buffer is full */
-            pmi_owed = true;
-            pmi_skid = 0;
+        mc->stats.dropped++;
+        if (!mc->pmi_owed) { /* no skid left to take: the buffer is full */
+            mc->pmi_owed = true;
+            mc->pmi_skid = 0;
         }
         pmi_now();
         return;
@@ -199,7 +238,7 @@ static void store(uint64_t from, uint64_t to, unsigned cpl_after)
     if (idx >= ds->bts_abs_max && !btint)
         idx = ds->bts_base; /* circular mode wraps */
     ds->bts_index = idx;
-    stats.records++;
+    mc->stats.records++;
     if (btint && idx >= ds->bts_thresh)
         pmi_threshold_reached();
 }
@@ -219,31 +258,14 @@ static size_t fetch(uint64_t rip, uint8_t *buf, size_t want)
     return n;
 }
 
-/*
- * Decoded instructions, direct-mapped by address: a traced loop decodes each instruction
- * once, not once per step. Keyed by address and CR3 (user code of different address spaces
- * shares addresses) and emptied whenever recording starts, so code that changed while nothing
- * was recorded is decoded afresh.
- */
-#define DCACHE_BITS 8
-#define DCACHE_SIZE (1u << DCACHE_BITS)
-
-struct dcache_entry {
-    uint64_t rip, cr3;
-    uint32_t gen; /* valid only while it equals dcache_gen */
-    uint8_t len, kind;
-};
-static struct dcache_entry dcache[DCACHE_SIZE];
-static uint32_t dcache_gen = 1;
-
 static void dcache_flush(void)
 {
-    dcache_gen++;
+    mc->dcache_gen++;
 }
 
 static struct dcache_entry *dcache_slot(uint64_t rip)
 {
-    return &dcache[(rip ^ (rip >> DCACHE_BITS)) & (DCACHE_SIZE - 1)];
+    return &mc->dcache[(rip ^ (rip >> DCACHE_BITS)) & (DCACHE_SIZE - 1)];
 }
 
 static bool decode(uint64_t from, struct insn *in)
@@ -257,7 +279,7 @@ static bool decode(uint64_t from, struct insn *in)
         len = insn_decode(buf, have, from, in);
     }
     if (len < 0) {
-        stats.undecodable++;
+        mc->stats.undecodable++;
         return false;
     }
     return true;
@@ -278,11 +300,11 @@ static void decode_and_store(uint64_t from, uint64_t to, unsigned cpl_after)
         return;
     uint64_t cr3 = read_cr3();
     struct dcache_entry *e = dcache_slot(from);
-    if (e->rip != from || e->cr3 != cr3 || e->gen != dcache_gen) {
+    if (e->rip != from || e->cr3 != cr3 || e->gen != mc->dcache_gen) {
         struct insn in;
         if (!decode(from, &in))
             return;
-        *e = (struct dcache_entry){from, cr3, dcache_gen, in.len, in.kind};
+        *e = (struct dcache_entry){from, cr3, mc->dcache_gen, in.len, in.kind};
     }
     struct insn in = {.len = e->len, .kind = e->kind};
     if (!insn_is_branch(&in))
@@ -302,19 +324,19 @@ static void model_db(struct trap_frame *f)
             panic_frame(f, "#DB that is not a single step");
         return;
     }
-    stats.steps++;
+    mc->stats.steps++;
     if (!recording()) {
         f->rflags &= ~RFLAGS_TF; /* a stale TF: stop stepping */
-        prev_valid = false;
+        mc->prev_valid = false;
         return;
     }
     /* A step that did not move RIP retired nothing: a REP-string iteration, or the #DB some
      * CPUs and emulators deliver right after SYSRET/IRET loads TF=1. (A branch to itself is
      * therefore not recorded: docs/model.md.) */
-    if (prev_valid && f->rip != prev_rip)
-        decode_and_store(prev_rip, f->rip, f->cs & 3);
-    prev_rip = f->rip;
-    prev_valid = true;
+    if (mc->prev_valid && f->rip != mc->prev_rip)
+        decode_and_store(mc->prev_rip, f->rip, f->cs & 3);
+    mc->prev_rip = f->rip;
+    mc->prev_valid = true;
 }
 
 /* How far the handler walk reads before it gives up on finding a branch (isr_common pushes
@@ -351,9 +373,9 @@ static void store_handler_path(unsigned vector, unsigned max)
         }
         if (in.kind != INSN_JMP_REL && in.kind != INSN_CALL_REL)
             return;
-        uint64_t before = stats.records;
+        uint64_t before = mc->stats.records;
         store(rip, in.target, 0);
-        stats.handler_records += stats.records - before;
+        mc->stats.handler_records += mc->stats.records - before;
         stored++;
         rip = in.target;
     }
@@ -363,7 +385,7 @@ static void store_handler_path(unsigned vector, unsigned max)
  * filtered: the handler runs at CPL 0). */
 static unsigned handler_path_records(void)
 {
-    if (bts_model_debugctl & layout->bts_off_os)
+    if (mc->debugctl & layout->bts_off_os)
         return 0;
     switch (freedoms.handler_records) {
     case BTS_ALWAYS:
@@ -384,10 +406,10 @@ static void model_trap_entry(struct trap_frame *f)
     /* A trap raised by the instruction just executed (INT n, INT3, INT1) leaves RIP after it;
      * then the record's source is that instruction. Faults and external interrupts report
      * the instruction not yet executed, which is where the model expects to be. */
-    uint64_t from = (prev_valid && f->rip != prev_rip) ? prev_rip : f->rip;
+    uint64_t from = (mc->prev_valid && f->rip != mc->prev_rip) ? mc->prev_rip : f->rip;
     store(from, trap_stub_address((unsigned)f->vector), 0);
     store_handler_path((unsigned)f->vector, handler_path_records());
-    prev_valid = false;
+    mc->prev_valid = false;
 }
 
 /* Back to traced code: record the IRETQ and keep stepping. */
@@ -397,12 +419,12 @@ static void model_trap_exit(struct trap_frame *f)
         return;
     if (!recording()) {
         f->rflags &= ~RFLAGS_TF;
-        prev_valid = false;
+        mc->prev_valid = false;
         return;
     }
     store((uint64_t)isr_iretq, f->rip, f->cs & 3);
-    prev_rip = f->rip;
-    prev_valid = true;
+    mc->prev_rip = f->rip;
+    mc->prev_valid = true;
 }
 
 void bts_model_tf_on(void);
@@ -418,7 +440,7 @@ static MODEL_HOOK void model_syscall_entry(uint64_t from, uint64_t to, uint64_t 
         return;
     if (user_rflags & RFLAGS_TF)
         store(from, to, 0);
-    prev_valid = false; /* the first step lands after bts_model_tf_on's RET */
+    mc->prev_valid = false; /* the first step lands after bts_model_tf_on's RET */
     bts_model_tf_on();
 }
 
@@ -435,13 +457,22 @@ static MODEL_HOOK void model_syscall_exit(uint64_t from, uint64_t to, uint64_t *
     }
     store(from, to, 3);
     *user_rflags |= RFLAGS_TF;
-    prev_rip = to;
-    prev_valid = true;
+    mc->prev_rip = to;
+    mc->prev_valid = true;
+}
+
+void model_cpu_init(struct percpu *cpu)
+{
+    struct model_cpu *m = &model_cpus[cpu->cpu];
+    m->rng = cpu_seed(cpu->cpu);
+    m->dcache_gen = 1;
+    cpu->model = m;
 }
 
 void model_init(void)
 {
     trap_set_handler(VEC_DB, model_db);
+    trap_set_ap_handler(VEC_DB, model_db);
     trap_entry_hook = model_trap_entry;
     trap_exit_hook = model_trap_exit;
     syscall_entry_hook = model_syscall_entry;
@@ -450,5 +481,10 @@ void model_init(void)
 
 void model_get_stats(struct model_stats *s)
 {
-    *s = stats;
+    *s = mc->stats;
+}
+
+void model_get_cpu_stats(unsigned cpu, struct model_stats *s)
+{
+    *s = cpu < SMP_MAX_CPUS ? model_cpus[cpu].stats : (struct model_stats){0};
 }

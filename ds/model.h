@@ -46,9 +46,15 @@ struct debugctl_layout;
 /* The DEBUGCTL layout the shadow register is read with (ds/debugctl.h); Core until set. */
 void model_set_layout(const struct debugctl_layout *l);
 
-/* Installs the #DB handler and the trap hooks. */
+struct percpu;
+/* Gives a CPU its model state (shadow registers, stepping, decode cache, generator): for every
+ * online CPU, before model_init(). */
+void model_cpu_init(struct percpu *cpu);
+/* Installs the #DB handler (on every CPU) and the trap hooks. */
 void model_init(void);
-/* The model's event counters since boot (a user compares two readings). */
+/* The model's event counters on the running CPU since boot (a user compares two readings). */
 void model_get_stats(struct model_stats *s);
+/* ... on CPU `cpu`. */
+void model_get_cpu_stats(unsigned cpu, struct model_stats *s);
 
 #endif

@@ -11,11 +11,13 @@
 #include "ds/pmi.h"
 #include "ds/trace.h"
 #include "kernel/apic.h"
+#include "kernel/smp.h"
 #include "kernel/trap.h"
 
 static bool nmi_delivery;
 
-static void bts_pmi(struct trap_frame *f)
+/* count_spurious: false when another NMI source claimed this NMI (an AP's smp_call()). */
+static void pmi_handle(struct trap_frame *f, bool count_spurious)
 {
     const struct bts_backend *b = bts_backend();
     bool usable = bts_available(NULL);
@@ -31,7 +33,7 @@ static void bts_pmi(struct trap_frame *f)
      * The index stays at or past the threshold: the model raises the interrupt again at the
      * next record, by then where the task can wait; whether hardware does is open
      * (docs/hardware.md §5, O3), and any later drain takes them. */
-    struct bts_trace *t = bts_threshold(trap_can_block(f));
+    struct bts_trace *t = bts_threshold(trap_can_block(f), count_spurious);
     apic_write(APIC_LVT_PC, apic_read(APIC_LVT_PC) & ~APIC_LVT_MASKED); /* 5. */
     if (!nmi_delivery)
         apic_eoi(); /* 6. fixed delivery only */
@@ -41,9 +43,27 @@ static void bts_pmi(struct trap_frame *f)
         b->write_debugctl(bts_trace_debugctl(t)); /* 7. restart what the trace asked for */
 }
 
+static void bts_pmi(struct trap_frame *f)
+{
+    pmi_handle(f, true);
+}
+
+static void bts_pmi_ap_nmi(struct trap_frame *f, bool claimed)
+{
+    pmi_handle(f, !claimed);
+}
+
 void bts_pmi_init(bool nmi)
 {
     nmi_delivery = nmi;
     trap_set_handler(nmi ? VEC_NMI : VEC_PMI, bts_pmi);
-    apic_write(APIC_LVT_PC, nmi ? APIC_LVT_DM_NMI : (APIC_LVT_DM_FIXED | VEC_PMI));
+    if (nmi)
+        smp_set_nmi_hook(bts_pmi_ap_nmi); /* an AP's NMI handler is kernel/smp.c's */
+    else
+        trap_set_ap_handler(VEC_PMI, bts_pmi);
+}
+
+void bts_pmi_cpu_init(void)
+{
+    apic_write(APIC_LVT_PC, nmi_delivery ? APIC_LVT_DM_NMI : (APIC_LVT_DM_FIXED | VEC_PMI));
 }

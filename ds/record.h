@@ -32,12 +32,17 @@ _Static_assert(offsetof(struct bts_record, flags) == 0x10, "BTS record: flags at
  * ever be at it and no hardware record can carry it as its source. */
 #define BTS_ESCAPE 0x8000000000000000ULL
 
-/* The `flags` of a timestamp record. 0 is deliberately not a qualifier, so a zeroed slot that
- * somehow carries the escape is still rejected. */
+/* The `flags` of a timestamp record: the qualifier in bits 7..0, the number of the CPU the
+ * task arrived on or departed from in bits 31..8 (0, the bootstrap CPU, leaves flags the bare
+ * qualifier, as before there were several CPUs), bits 63..32 zero. 0 is deliberately not a
+ * qualifier, so a zeroed slot that somehow carries the escape is still rejected. */
 enum bts_qualifier {
     BTS_Q_ARRIVE = 1, /* the task was switched in */
     BTS_Q_DEPART = 2, /* the task was switched out */
 };
+#define BTS_Q_MASK      0xFFULL
+#define BTS_Q_CPU_SHIFT 8
+#define BTS_Q_CPU_MAX   0xFFFFFFu
 
 enum bts_event_kind { BTS_EV_BRANCH, BTS_EV_ARRIVE, BTS_EV_DEPART };
 
@@ -47,22 +52,25 @@ struct bts_event {
     enum bts_event_kind kind;
     uint64_t from, to;
     uint64_t tsc;
+    unsigned cpu; /* a timestamp's CPU */
 };
 
 /* Decodes one raw record. A record with the escape in `from` and a qualifier other than
  * arrive/depart is E_INVAL (*out untouched), as are NULL pointers. */
 static inline int bts_decode_record(const struct bts_record *r, struct bts_event *out)
 {
-    struct bts_event ev = {BTS_EV_BRANCH, 0, 0, 0};
+    struct bts_event ev = {BTS_EV_BRANCH, 0, 0, 0, 0};
 
     if (!r || !out)
         return E_INVAL;
     if (r->from != BTS_ESCAPE) {
         ev.from = r->from;
         ev.to = r->to;
-    } else if (r->flags == BTS_Q_ARRIVE || r->flags == BTS_Q_DEPART) {
-        ev.kind = r->flags == BTS_Q_ARRIVE ? BTS_EV_ARRIVE : BTS_EV_DEPART;
+    } else if ((r->flags >> 32) == 0 && ((r->flags & BTS_Q_MASK) == BTS_Q_ARRIVE ||
+                                         (r->flags & BTS_Q_MASK) == BTS_Q_DEPART)) {
+        ev.kind = (r->flags & BTS_Q_MASK) == BTS_Q_ARRIVE ? BTS_EV_ARRIVE : BTS_EV_DEPART;
         ev.tsc = r->to;
+        ev.cpu = (unsigned)(r->flags >> BTS_Q_CPU_SHIFT);
     } else {
         return E_INVAL;
     }
@@ -70,12 +78,20 @@ static inline int bts_decode_record(const struct bts_record *r, struct bts_event
     return 0;
 }
 
-/* The record that says "the task arrived/departed at this TSC". */
-static inline struct bts_record bts_timestamp_record(enum bts_qualifier q, uint64_t tsc)
+/* The record that says "the task arrived on/departed from CPU cpu at this TSC". */
+static inline struct bts_record bts_timestamp_record_on(enum bts_qualifier q, uint64_t tsc,
+                                                        unsigned cpu)
 {
-    struct bts_record r = {BTS_ESCAPE, tsc, (uint64_t)q};
+    struct bts_record r = {BTS_ESCAPE, tsc,
+                           (uint64_t)q | (uint64_t)(cpu & BTS_Q_CPU_MAX) << BTS_Q_CPU_SHIFT};
 
     return r;
+}
+
+/* ... on the bootstrap CPU (CPU 0). */
+static inline struct bts_record bts_timestamp_record(enum bts_qualifier q, uint64_t tsc)
+{
+    return bts_timestamp_record_on(q, tsc, 0);
 }
 
 #endif /* BTSX_DS_RECORD_H */

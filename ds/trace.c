@@ -13,17 +13,17 @@
 #include "kernel/errno.h"
 #include "kernel/mem.h"
 #include "kernel/paging.h"
+#include "kernel/percpu.h"
+#include "kernel/smp.h"
 #include "kernel/string.h"
 
 #define VALIDATE_BASE 0x100000ULL /* any canonical, aligned address: layout checks only */
 #define IDLE_RECORDS  BTS_MIN_RECORDS
 
-/* The trace whose DS area IA32_DS_AREA holds (NULL: the idle area). Not the scheduler's
- * current task: a test can attach a trace that no task owns. */
-struct bts_trace *ds_loaded;
-static struct ds_area *idle_area;
+/* Per CPU (kernel/percpu.h): ds_loaded, the trace whose DS area IA32_DS_AREA holds (NULL:
+ * the idle area; not the scheduler's current task: a test can attach a trace that no task
+ * owns), ds_idle, the CPU's idle DS area, and pmi_spurious. */
 static uint64_t quota = BTS_QUOTA_BYTES_DEFAULT;
-static uint64_t spurious;
 
 int bts_call_traced(uint64_t debugctl, void (*fn)(void *), void *arg, void (*wr)(uint64_t));
 
@@ -38,28 +38,39 @@ struct bts_trace *bts_current(void)
 
 uint64_t bts_spurious_pmis(void)
 {
-    return spurious;
+    return this_cpu()->pmi_spurious;
 }
 
-int ds_idle_init(void)
+uint64_t bts_spurious_pmis_cpu(unsigned cpu)
+{
+    struct percpu *p = smp_cpu(cpu);
+    return p ? p->pmi_spurious : 0;
+}
+
+int ds_idle_init(struct percpu *cpu)
 {
     uint64_t page = pages_alloc(2);
     if (!page)
         return E_NOMEM;
-    idle_area = (struct ds_area *)page;
-    return ds_layout_bts(idle_area, page + PAGE_SIZE, IDLE_RECORDS * BTS_RECORD_SIZE,
-                         BTS_THRESH_CIRCULAR, BTS_MODE_CIRCULAR);
+    int err = ds_layout_bts((struct ds_area *)page, page + PAGE_SIZE,
+                            IDLE_RECORDS * BTS_RECORD_SIZE, BTS_THRESH_CIRCULAR, BTS_MODE_CIRCULAR);
+    if (err) {
+        pages_free(page, 2);
+        return err;
+    }
+    cpu->ds_idle = (struct ds_area *)page;
+    return 0;
 }
 
 void ds_idle_load(void)
 {
-    bts_backend()->write_ds_area((uint64_t)idle_area);
+    bts_backend()->write_ds_area((uint64_t)this_cpu()->ds_idle);
 }
 
-/* The DS area the CPU holds while t is loaded. */
+/* The DS area this CPU holds while t is loaded. */
 static uint64_t area_of(const struct bts_trace *t)
 {
-    return (uint64_t)(t ? t->ds : idle_area);
+    return (uint64_t)(t ? t->ds : this_cpu()->ds_idle);
 }
 
 /* Whether DEBUGCTL records while t is loaded: what the tracer asked for, unless the stop
@@ -79,6 +90,28 @@ int bts_use_backend(const struct bts_backend *b)
     bts_set_backend(b);
     b->write_ds_area(area_of(ds_loaded));
     return 0;
+}
+
+/* The trace's lock, interrupts off: whether they were on. */
+static bool trace_lock(struct bts_trace *t)
+{
+    bool irq = irq_save();
+    spin_lock(&t->lock);
+    t->lock_cpu = this_cpu()->cpu + 1;
+    return irq;
+}
+
+static void trace_unlock(struct bts_trace *t, bool irq)
+{
+    t->lock_cpu = 0;
+    spin_unlock(&t->lock);
+    irq_restore(irq);
+}
+
+/* Whether this CPU holds t's lock (a threshold interrupt that came as an NMI over it). */
+static bool trace_locked_here(const struct bts_trace *t)
+{
+    return t->lock_cpu == this_cpu()->cpu + 1;
 }
 
 static uint64_t pages_for(uint64_t bytes)
@@ -178,6 +211,7 @@ int bts_configure(struct bts_trace *t, const struct bts_config *cfg)
     bool was_loaded = t == ds_loaded;
     if (was_loaded)
         bts_backend()->write_ds_area((uint64_t)n.ds);
+    n.loaded_on = t->loaded_on;
     free_memory(t);
     *t = n;
     return 0;
@@ -234,9 +268,9 @@ int bts_disable(struct bts_trace *t)
     return 0;
 }
 
-/* Moves what the hardware buffer holds into t's ring (recording must be off). When the caller
- * can wait (the threshold interrupt on the task's own stack) a full stream ring waits for the
- * tracer; otherwise what does not fit stays in the hardware buffer for the next drain. */
+/* Moves what the hardware buffer holds into t's ring (recording must be off; t locked). When the
+ * caller can wait (the threshold interrupt on the task's own stack) a full stream ring waits for
+ * the tracer; otherwise what does not fit stays in the hardware buffer for the next drain. */
 static void bts_drain_hw(struct bts_trace *t, bool can_wait)
 {
     uint64_t n;
@@ -252,7 +286,14 @@ static void bts_drain_hw(struct bts_trace *t, bool can_wait)
     while (can_wait && done < n && t->cfg.policy == BTS_POLICY_STREAM && t->on_full) {
         /* Stream: never drop. The tracer makes room, then the rest goes in. */
         t->stream_waits++;
-        if (t->on_full(t, t->cb_arg) != 0)
+        /* The tracer takes the lock to drain: released while this waits for it (interrupts
+         * stay off: this is the threshold interrupt). */
+        t->lock_cpu = 0;
+        spin_unlock(&t->lock);
+        int err = t->on_full(t, t->cb_arg);
+        spin_lock(&t->lock);
+        t->lock_cpu = this_cpu()->cpu + 1;
+        if (err != 0)
             break;
         uint64_t more = ring_append(&t->ring, src + done, n - done);
         if (more == 0)
@@ -279,19 +320,25 @@ static void bts_drain_hw(struct bts_trace *t, bool can_wait)
     }
 }
 
-struct bts_trace *bts_threshold(bool can_wait)
+struct bts_trace *bts_threshold(bool can_wait, bool count_spurious)
 {
     struct bts_trace *t = bts_available(NULL) ? ds_loaded : NULL;
     if (t && t->configured && t->cfg.mode == BTS_MODE_INTERRUPT &&
         t->ds->bts_index >= t->ds->bts_thresh) {
+        /* Over this CPU's own hold of the lock (an NMI) nothing can be drained: the records
+         * stay in the buffer for the next drain. */
+        if (trace_locked_here(t))
+            return t;
+        bool irq = trace_lock(t);
         uint64_t at = (t->ds->bts_index - t->ds->bts_base) / BTS_RECORD_SIZE;
         if (t->pmis++ == 0 || at < t->pmi_at_min)
             t->pmi_at_min = at;
         if (at > t->pmi_at_max)
             t->pmi_at_max = at;
         bts_drain_hw(t, can_wait);
-    } else {
-        spurious++;
+        trace_unlock(t, irq);
+    } else if (count_spurious) {
+        this_cpu()->pmi_spurious++;
     }
     return t;
 }
@@ -305,8 +352,11 @@ int bts_run(struct bts_trace *t, void (*fn)(void *), void *arg)
     t->enabled = true;
     bts_call_traced(debugctl_for(&t->cfg), fn, arg, bts_backend()->write_debugctl);
     t->enabled = false;
-    if (t->cfg.mode == BTS_MODE_INTERRUPT)
+    if (t->cfg.mode == BTS_MODE_INTERRUPT) {
+        bool irq = trace_lock(t);
         bts_drain_hw(t, false); /* what is left below the threshold joins the ring */
+        trace_unlock(t, irq);
+    }
     return 0;
 }
 
@@ -316,11 +366,17 @@ static void flush(struct bts_trace *t)
     /* From the stream policy's callback the hardware buffer is being drained already. */
     if (t->cfg.mode != BTS_MODE_INTERRUPT || t->draining)
         return;
+    /* Loaded on another CPU, its hardware buffer is that CPU's to drain (its threshold
+     * interrupt, its DS switch): only the ring is read here. */
+    if (t->loaded_on && t->loaded_on != this_cpu()->cpu + 1)
+        return;
     bool live = t == ds_loaded && t->enabled;
     bool irq = irq_save();
     if (live)
         bts_backend()->write_debugctl(0);
+    bool locked = trace_lock(t);
     bts_drain_hw(t, false);
+    trace_unlock(t, locked);
     if (live && !t->stopped)
         bts_backend()->write_debugctl(debugctl_for(&t->cfg));
     irq_restore(irq);
@@ -345,7 +401,10 @@ uint64_t bts_count(struct bts_trace *t)
         return n;
     }
     flush(t);
-    return ring_count(&t->ring);
+    bool irq = trace_lock(t);
+    uint64_t n = ring_count(&t->ring);
+    trace_unlock(t, irq);
+    return n;
 }
 
 int64_t bts_get_raw(struct bts_trace *t, uint64_t first, uint64_t n, struct bts_record *out)
@@ -365,7 +424,10 @@ int64_t bts_get_raw(struct bts_trace *t, uint64_t first, uint64_t n, struct bts_
         return got < 0 ? got : copied;
     }
     flush(t);
-    return (int64_t)ring_get_range(&t->ring, first, n, out);
+    bool irq = trace_lock(t);
+    uint64_t got = ring_get_range(&t->ring, first, n, out);
+    trace_unlock(t, irq);
+    return (int64_t)got;
 }
 
 static int64_t decode_all(const struct bts_record *raw, int64_t n, struct bts_event *out)
@@ -441,7 +503,10 @@ int64_t bts_drain_raw(struct bts_trace *t, struct bts_record *out, uint64_t max)
     if (t->cfg.mode == BTS_MODE_CIRCULAR)
         return circular_drain(t, out, max);
     flush(t);
-    return (int64_t)ring_drain(&t->ring, out, max);
+    bool irq = trace_lock(t);
+    uint64_t got = ring_drain(&t->ring, out, max);
+    trace_unlock(t, irq);
+    return (int64_t)got;
 }
 
 int64_t bts_drain(struct bts_trace *t, struct bts_event *out, uint64_t max)
@@ -500,14 +565,23 @@ int bts_status(struct bts_trace *t, struct bts_status *st)
     return 0;
 }
 
-/* Appends a timestamp after whatever the hardware buffer holds, keeping the order: into the
- * ring, or, when a stream ring is full, into the hardware buffer behind the records kept there. */
+/* Appends a timestamp, naming this CPU, after whatever the hardware buffer holds, keeping the
+ * order: into the ring, or, when a stream ring is full, into the hardware buffer behind the records
+ * kept there. */
+static void timestamp_locked(struct bts_trace *t, enum bts_qualifier q);
 static void timestamp(struct bts_trace *t, enum bts_qualifier q)
 {
     if (!t || !(t->cfg.events & BTS_EVENTS_TIMESTAMPS) || !t->ring.rec)
         return;
+    bool irq = trace_lock(t);
+    timestamp_locked(t, q);
+    trace_unlock(t, irq);
+}
+
+static void timestamp_locked(struct bts_trace *t, enum bts_qualifier q)
+{
     bts_drain_hw(t, false);
-    struct bts_record r = bts_timestamp_record(q, rdtsc());
+    struct bts_record r = bts_timestamp_record_on(q, rdtsc(), this_cpu()->cpu);
     if (t->ds->bts_index == t->ds->bts_base && ring_append(&t->ring, &r, 1) == 1)
         return;
     if (t->cfg.policy != BTS_POLICY_STREAM)
@@ -534,6 +608,10 @@ void ds_switch_traces(struct bts_trace *prev, struct bts_trace *next)
     timestamp(prev, BTS_Q_DEPART); /* 2. */
     if (next != ds_loaded)
         b->write_ds_area(area_of(next)); /* 3. the next trace's area, or the idle one */
+    if (ds_loaded)
+        ds_loaded->loaded_on = 0;
+    if (next)
+        next->loaded_on = this_cpu()->cpu + 1;
     ds_loaded = next;
     timestamp(next, BTS_Q_ARRIVE); /* 4. */
     if (records(next))

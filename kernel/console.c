@@ -4,8 +4,10 @@
 
 #include "kernel/cmdline.h"
 #include "kernel/fbcon.h"
+#include "kernel/percpu.h"
 #include "kernel/printf.h"
 #include "kernel/serial.h"
+#include "kernel/spinlock.h"
 #include "kernel/string.h"
 #include "kernel/vga.h"
 
@@ -117,10 +119,57 @@ void console_screen_fill(unsigned x, unsigned y, unsigned w, unsigned h, enum co
         fbcon_fill(x, y, w, h, c);
 }
 
-void kputs(const char *s)
+/*
+ * Each print holds the console for its whole text, so that two CPUs printing at once do not
+ * mix characters inside a line. The lock is recursive on the CPU that holds it: a handler that
+ * prints over a print on the same CPU (a panic, an NMI's diagnostic) goes on rather than wait
+ * for itself, and only another CPU waits. Until a second CPU comes up (kernel/smp.c calls
+ * console_shared()) there is nothing to wait for, and before GS is set up no CPU number to
+ * read.
+ */
+static struct spinlock con_lock;
+static volatile int con_owner = -1;
+static unsigned con_depth;
+static volatile bool shared;
+
+void console_shared(void)
+{
+    shared = true;
+}
+
+static void con_enter(void)
+{
+    if (!shared)
+        return;
+    int me = (int)this_cpu()->cpu;
+    if (__atomic_load_n(&con_owner, __ATOMIC_RELAXED) != me) {
+        spin_lock(&con_lock);
+        con_owner = me;
+    }
+    con_depth++;
+}
+
+static void con_leave(void)
+{
+    if (!shared)
+        return;
+    if (--con_depth == 0) {
+        con_owner = -1;
+        spin_unlock(&con_lock);
+    }
+}
+
+static void con_puts(const char *s)
 {
     while (*s)
         con_putc(*s++);
+}
+
+void kputs(const char *s)
+{
+    con_enter();
+    con_puts(s);
+    con_leave();
 }
 
 static void put_plain(char c, void *ctx)
@@ -131,7 +180,10 @@ static void put_plain(char c, void *ctx)
 
 int kvprintf(const char *fmt, va_list ap)
 {
-    return fmt_vformat(put_plain, NULL, fmt, ap);
+    con_enter();
+    int n = fmt_vformat(put_plain, NULL, fmt, ap);
+    con_leave();
+    return n;
 }
 
 int kprintf(const char *fmt, ...)
@@ -148,7 +200,7 @@ static void put_diag(char c, void *ctx)
 {
     bool *bol = ctx;
     if (*bol) {
-        kputs("# ");
+        con_puts("# ");
         *bol = false;
     }
     con_putc(c);
@@ -161,8 +213,10 @@ void kprintf_diag(const char *fmt, ...)
     bool bol = true;
     va_list ap;
     va_start(ap, fmt);
+    con_enter();
     fmt_vformat(put_diag, &bol, fmt, ap);
-    va_end(ap);
     if (!bol)
         con_putc('\n');
+    con_leave();
+    va_end(ap);
 }

@@ -44,4 +44,8 @@ bool console_screen_pixels(unsigned *width, unsigned *height, unsigned *cell_w, 
 /* w x h pixels from pixel (x, y) in c, on a framebuffer (fbcon_fill()); nothing elsewhere. */
 void console_screen_fill(unsigned x, unsigned y, unsigned w, unsigned h, enum con_color c);
 
+/* From now on several CPUs may print: each print holds the console (kernel/smp.c, before it
+ * starts the first application processor). */
+void console_shared(void);
+
 #endif

@@ -3,18 +3,18 @@
 #include <stddef.h>
 
 #include "boot/layout.h"
+#include "kernel/percpu.h"
 
 #define TSS_TYPE_AVAILABLE 0x89 /* present, 64-bit TSS (available) */
 #define IST_COUNT          4    /* NMI, #DF, #MC, #DB: see kernel/trap.c */
 
 _Static_assert(offsetof(struct tss, rsp) == TSS_RSP0_OFFSET, "kernel/isr.S reads RSP0 there");
-_Static_assert(offsetof(struct tss, ist) == TSS_IST_NMI_OFFSET, "kernel/isr.S reads IST1 there");
 
 /* The bootstrap CPU's GDT, built in boot/entry.S: the template of the others. */
 extern uint64_t gdt[GDT_ENTRIES];
 /* Each CPU's own TSS, and a GDT for each application processor (a TSS descriptor names one
- * TSS and is marked busy by LTR, so no two CPUs can share a GDT). Not static: the #DB, NMI
- * and SYSCALL entries read cpu_tss[0] (kernel/isr.S, sched/syscall_entry.S). */
+ * TSS and is marked busy by LTR, so no two CPUs can share a GDT). The entry code finds the
+ * running CPU's through its IST stacks or GS (kernel/isr.S, sched/syscall_entry.S). */
 struct tss cpu_tss[SMP_MAX_CPUS] __attribute__((aligned(16)));
 static uint64_t ap_gdt[SMP_MAX_CPUS][GDT_ENTRIES] __attribute__((aligned(16)));
 /* Every CPU's IST stacks in one array, so that one range check tells a shared stack. */
@@ -22,11 +22,20 @@ static uint8_t ist_stacks[SMP_MAX_CPUS][IST_COUNT][IST_STACK_SIZE] __attribute__
 /* Where traps from user mode land until the scheduler gives each user task its own. */
 static uint8_t rsp0_stack[BOOT_STACK_SIZE] __attribute__((aligned(16)));
 
+/* Each IST stack starts IST_TOP_RESERVED bytes below its end: the word there holds the
+ * CPU's TSS, which kernel/isr.S reads right above the frame the CPU pushed (an IST gate
+ * always starts at the top), when the user's GS is still loaded and no other per-CPU pointer
+ * can be had. The rest keeps the stack 16-byte aligned. */
+#define IST_TOP_RESERVED 16
+
 static void tss_fill(unsigned cpu, uint64_t rsp0)
 {
     struct tss *t = &cpu_tss[cpu];
-    for (unsigned i = 0; i < IST_COUNT; i++)
-        t->ist[i] = (uint64_t)&ist_stacks[cpu][i][IST_STACK_SIZE];
+    for (unsigned i = 0; i < IST_COUNT; i++) {
+        uint64_t top = (uint64_t)&ist_stacks[cpu][i][IST_STACK_SIZE - IST_TOP_RESERVED];
+        *(struct tss **)top = t;
+        t->ist[i] = top;
+    }
     t->rsp[0] = rsp0;
     t->iomap_base = sizeof(*t); /* no I/O bitmap: user mode gets no port access */
 }
@@ -86,5 +95,5 @@ bool ist_stack_contains(uint64_t addr)
 
 void tss_set_rsp0(uint64_t rsp0)
 {
-    cpu_tss[0].rsp[0] = rsp0;
+    this_cpu()->tss->rsp[0] = rsp0;
 }

@@ -5,9 +5,7 @@
 
 /* Where the TSS keeps RSP0: the #DB and NMI entries (kernel/isr.S) move a frame from user mode
  * there, and the SYSCALL entry (sched/syscall_entry.S) takes its stack from it. */
-#define TSS_RSP0_OFFSET    4
-/* Where the TSS keeps IST1, the NMI's stack (kernel/trap.c): the NMI entry's hazard path. */
-#define TSS_IST_NMI_OFFSET 36
+#define TSS_RSP0_OFFSET 4
 
 #ifndef __ASSEMBLER__
 #include <stdbool.h>
@@ -30,7 +28,7 @@ void gdt_init(void);
 /* On an application processor: its own copy of the GDT, with its own TSS (IST stacks, RSP0 =
  * rsp0), loaded; the segment registers reloaded, FS and GS null. Returns the TSS. */
 struct tss *gdt_init_ap(unsigned cpu, uint64_t rsp0);
-/* The stack the bootstrap CPU switches to when a user task traps into the kernel. */
+/* The stack the running CPU switches to when a user task traps into the kernel. */
 void tss_set_rsp0(uint64_t rsp0);
 /* Whether an address lies on one of the IST stacks (NMI, #DF, #MC, #DB) of any CPU, which every
  * task shares: a handler whose frame is there must not wait (kernel/trap.c, trap_can_block). */

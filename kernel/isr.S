@@ -153,7 +153,8 @@ END(isr_common)
     ja \hazard                          /* CPL 0 on a stack that is not the kernel's */
     and $-16, %rax
     jmp \move
-1:  mov cpu_tss + TSS_RSP0_OFFSET(%rip), %rax
+1:  mov (IST_WORDS * 8)(%rsp), %rax     /* this CPU's TSS, right above the frame (kernel/gdt.c) */
+    mov TSS_RSP0_OFFSET(%rax), %rax
 \move:
     sub $(IST_WORDS * 8), %rax
     .irp i, 0, 1, 2, 3, 4, 5, 6, 7, 8
@@ -203,7 +204,7 @@ LOCAL_ENTRY(nmi_entry)
 END(nmi_entry)
 
 LOCAL_ENTRY(nmi_hazard)
-    mov cpu_tss + TSS_IST_NMI_OFFSET(%rip), %rax
+    lea (IST_WORDS * 8)(%rsp), %rax     /* the top of this CPU's NMI IST stack */
     sub $NMI_LANDING, %rax
     jmp nmi_move
 END(nmi_hazard)

@@ -6,6 +6,7 @@
 #include "kernel/bootinfo.h"
 #include "kernel/console.h"
 #include "kernel/panic.h"
+#include "kernel/spinlock.h"
 #include "kernel/string.h"
 
 /* The bitmap covers 16 GiB: plenty for a test kernel; more RAM is reported, not used. */
@@ -41,9 +42,14 @@ void mem_init(void)
                 kernel_frames.unmanaged_above);
 }
 
+/* The frame allocator and the heap are every CPU's: each has a lock. */
+static struct spinlock frames_lock, heap_lock;
+
 uint64_t pages_alloc(uint64_t n)
 {
+    bool irq = spin_lock_irqsave(&frames_lock);
     uint64_t p = n == 1 ? frames_alloc(&kernel_frames) : frames_alloc_contig(&kernel_frames, n, 1);
+    spin_unlock_irqrestore(&frames_lock, irq);
     if (p)
         memset((void *)p, 0, n * FRAME_SIZE);
     return p;
@@ -51,7 +57,9 @@ uint64_t pages_alloc(uint64_t n)
 
 void pages_free(uint64_t phys, uint64_t n)
 {
+    bool irq = spin_lock_irqsave(&frames_lock);
     int err = frames_free(&kernel_frames, phys, n);
+    spin_unlock_irqrestore(&frames_lock, irq);
     if (err)
         panic("pages_free(%#lx, %lu): %s", phys, n, err_name(err));
 }
@@ -92,6 +100,7 @@ void heap_init(void)
 void *kmalloc(size_t size)
 {
     size = (size + HEAP_ALIGN - 1) & ~(size_t)(HEAP_ALIGN - 1);
+    bool irq = spin_lock_irqsave(&heap_lock);
     for (struct block *b = heap_head; b; b = b->next) {
         if (b->magic != HEAP_MAGIC_FREE || b->size < size)
             continue;
@@ -103,8 +112,10 @@ void *kmalloc(size_t size)
             b->next = rest;
         }
         b->magic = HEAP_MAGIC_USED;
+        spin_unlock_irqrestore(&heap_lock, irq);
         return b + 1;
     }
+    spin_unlock_irqrestore(&heap_lock, irq);
     return NULL;
 }
 
@@ -121,6 +132,7 @@ void kfree(void *p)
     if (!p)
         return;
     struct block *b = (struct block *)p - 1;
+    bool irq = spin_lock_irqsave(&heap_lock);
     if (b->magic != HEAP_MAGIC_USED)
         panic("kfree(%p): not an allocated block (double free or corruption)", p);
     b->magic = HEAP_MAGIC_FREE;
@@ -130,13 +142,16 @@ void kfree(void *p)
             c->size += sizeof(struct block) + c->next->size;
             c->next = c->next->next;
         }
+    spin_unlock_irqrestore(&heap_lock, irq);
 }
 
 size_t heap_free_bytes(void)
 {
     size_t n = 0;
+    bool irq = spin_lock_irqsave(&heap_lock);
     for (struct block *b = heap_head; b; b = b->next)
         if (b->magic == HEAP_MAGIC_FREE)
             n += b->size;
+    spin_unlock_irqrestore(&heap_lock, irq);
     return n;
 }

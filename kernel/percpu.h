@@ -7,32 +7,58 @@
  * IA32_GS_BASE is not a per-CPU address, which also covers an NMI or #DB taken in the few
  * instructions where the kernel runs with the user's GS).
  *
- * What lives here is what bringing a CPU up needs (kernel/smp.c). Later steps of SMP move here
- * what is per CPU but still global today: the current task and RSP0 as the entry code reads it
- * (sched/, kernel/isr.S and sched/syscall_entry.S read cpu_tss[0], right while only the
- * bootstrap CPU runs user tasks), the current trace and the idle DS area (ds/), the BTS
- * model's state (stepping, decode cache, shadow registers), the PMI counters (ds/pmi.c) and
- * the test watchdog's timers (kernel/timer.c, kernel/nmiwd.c).
+ * What lives here: what bringing a CPU up needs (kernel/smp.c), what the entry code reads
+ * (the TSS, for RSP0 in kernel/isr.S and sched/syscall_entry.S; the user RSP across the
+ * SYSCALL entry's stack switch), the scheduler's current task, run queue and idle task and the
+ * trap nesting (sched/, kernel/trap.c), and the DS layer's per-CPU state: the loaded trace, the idle DS area, the
+ * spurious threshold interrupts (ds/trace.c, ds/pmi.c) and the BTS model's registers and
+ * stepping state (ds/model.c). The test watchdog's timers (kernel/timer.c, kernel/nmiwd.c)
+ * are still the bootstrap CPU's alone.
  */
 #ifndef BTSX_KERNEL_PERCPU_H
 #define BTSX_KERNEL_PERCPU_H
 
-#define PERCPU_SIZE 256 /* each struct percpu, padded: kernel/isr.S tells GS bases by range */
+#define PERCPU_SIZE            256 /* each struct percpu, padded: kernel/isr.S tells GS bases by range */
+/* Offsets the entry code reads through GS (checked below). */
+#define PERCPU_TSS_OFFSET      16
+#define PERCPU_USER_RSP_OFFSET 32
+#define PERCPU_MODEL_OFFSET    40
 
 #ifndef __ASSEMBLER__
 #include <stdint.h>
 
 #include "boot/layout.h"
+#include "kernel/spinlock.h"
 
 struct tss;
 struct trap_frame;
+struct task;
+struct bts_trace;
+struct ds_area;
+struct model_cpu;
 
 struct percpu {
     struct percpu *self;
     unsigned cpu;     /* 0: the bootstrap CPU; the others in MADT order */
     uint32_t apic_id; /* as the CPU's own LAPIC reports it */
     struct tss *tss;
-    uint64_t stack_top;   /* the kernel stack it started on */
+    uint64_t stack_top;      /* the kernel stack it started on */
+    uint64_t user_rsp;       /* sched/syscall_entry.S: the user's RSP while it switches stacks */
+    struct model_cpu *model; /* the BTS model's state on this CPU (ds/model.c) */
+    struct task *current;    /* the task running here (sched/) */
+    struct task *prev;       /* the task it switched from, for the incoming one (sched/) */
+    /* The scheduler's run queue of this CPU's tasks, its lock (other CPUs wake tasks into it),
+     * the task it runs when the queue is empty, and how many scheduler locks it holds now (a
+     * threshold interrupt must not wait for its tracer then: kernel/trap.c). */
+    struct task *rq_head, *rq_tail, *idle;
+    struct spinlock rq_lock;
+    volatile unsigned sched_locks;
+    volatile unsigned trap_depth; /* trap handlers nested here (kernel/trap.c) */
+    /* The DS layer (ds/trace.c): the trace whose DS area this CPU's IA32_DS_AREA holds (NULL:
+     * the idle area), this CPU's idle DS area, and threshold interrupts that found nothing. */
+    struct bts_trace *ds_loaded;
+    struct ds_area *ds_idle;
+    volatile uint64_t pmi_spurious;
     volatile unsigned up; /* an AP's bring-up progress (kernel/smp.c) */
     /* Interrupts an application processor took (the bootstrap CPU's are not counted here),
      * and its last one-shot timer: when it was armed and when it fired (TSC). */
@@ -42,9 +68,16 @@ struct percpu {
     void (*volatile call_fn)(void *arg);
     void *volatile call_arg;
     volatile uint64_t call_seq, call_done;
+    /* smp_run(): the function an AP's idle loop runs next, outside any interrupt handler. */
+    void (*volatile run_fn)(void *arg);
+    void *volatile run_arg;
+    volatile uint64_t run_seq, run_done;
 } __attribute__((aligned(PERCPU_SIZE)));
 
 _Static_assert(sizeof(struct percpu) == PERCPU_SIZE, "kernel/isr.S steps through them by size");
+_Static_assert(__builtin_offsetof(struct percpu, tss) == PERCPU_TSS_OFFSET, "entry code");
+_Static_assert(__builtin_offsetof(struct percpu, user_rsp) == PERCPU_USER_RSP_OFFSET, "entry code");
+_Static_assert(__builtin_offsetof(struct percpu, model) == PERCPU_MODEL_OFFSET, "ds/model.S");
 
 /* Every CPU's, indexed by CPU number (kernel/smp.c). */
 extern struct percpu percpu_all[SMP_MAX_CPUS];
@@ -54,6 +87,14 @@ static inline struct percpu *this_cpu(void)
     struct percpu *p;
     __asm__ volatile("mov %%gs:0, %0" : "=r"(p));
     return p;
+}
+
+/* Whether IA32_GS_BASE is one of the per-CPU structures, i.e. the kernel's GS is loaded rather
+ * than a user task's (the test kernel/isr.S makes at every interrupt entry). */
+static inline bool percpu_gs_loaded(void)
+{
+    uint64_t gs = rdmsr(MSR_GS_BASE) - (uint64_t)percpu_all;
+    return gs < sizeof(percpu_all);
 }
 
 /* Points this CPU's GS at p (and zeroes the user GS base it will swap in). Call with the final

@@ -31,7 +31,7 @@ enum recover_reason recover_run(struct recovery *r, void (*fn)(void *), void *ar
     trap_recover_hook = recover_fault;
     r->reason = RECOVER_NONE;
     r->why = NULL;
-    r->trap_depth = trap_depth;
+    r->trap_depth = this_cpu()->trap_depth;
     r->prev = top;
     top = r;
     if (kjmp_set(r->jb) == 0)
@@ -44,14 +44,19 @@ enum recover_reason recover_run(struct recovery *r, void (*fn)(void *), void *ar
 /* Runs on the stack below the recovery point, after the IRETQ out of the trap. */
 static void __attribute__((noreturn, used)) recover_trampoline(void)
 {
-    trap_depth = top->trap_depth;
+    /* A trap taken in user mode comes back here at CPL 0, but its way out of the interrupt
+     * swapped the user's GS back in (kernel/isr.S): the kernel's again, before any per-CPU
+     * access. */
+    if (!percpu_gs_loaded())
+        __asm__ volatile("swapgs" ::: "memory");
+    this_cpu()->trap_depth = top->trap_depth;
     kjmp_long(top->jb, 1);
 }
 
 void recover_propagate(enum recover_reason why)
 {
     top->reason = why;
-    trap_depth = top->trap_depth;
+    this_cpu()->trap_depth = top->trap_depth;
     kjmp_long(top->jb, 1);
 }
 

@@ -5,6 +5,7 @@
 #include "kernel/apic.h"
 #include "kernel/bootinfo.h"
 #include "kernel/cmdline.h"
+#include "kernel/console.h"
 #include "kernel/cpu.h"
 #include "kernel/errno.h"
 #include "kernel/gdt.h"
@@ -191,6 +192,7 @@ static enum smp_state start_ap(struct smp_cpu *c, unsigned cpu, uint64_t page)
     volatile uint16_t *alive = (volatile uint16_t *)(page + (ap_trampoline_alive - ap_trampoline));
     *alive = 0;
 
+    console_shared();
     uint64_t t0 = rdtsc();
     apic_send_init(c->apic_id);
     udelay(INIT_DELAY_US);
@@ -226,13 +228,22 @@ static void ap_timer(struct trap_frame *f)
     apic_eoi();
 }
 
-static void run_call(struct percpu *p)
+static smp_nmi_hook_t nmi_hook;
+
+void smp_set_nmi_hook(smp_nmi_hook_t hook)
+{
+    nmi_hook = hook;
+}
+
+/* Runs the pending call, if any; whether there was one. */
+static bool run_call(struct percpu *p)
 {
     uint64_t seq = p->call_seq;
     if (p->call_done == seq)
-        return;
+        return false;
     p->call_fn(p->call_arg);
     __atomic_store_n(&p->call_done, seq, __ATOMIC_RELEASE);
+    return true;
 }
 
 static void ap_call(struct trap_frame *f)
@@ -244,12 +255,21 @@ static void ap_call(struct trap_frame *f)
     apic_eoi();
 }
 
+/* NMIs do not queue: one NMI may stand for a call and another source at once (a threshold
+ * interrupt with pmi=nmi), so every source is asked. */
 static void ap_nmi(struct trap_frame *f)
 {
-    (void)f;
     struct percpu *p = this_cpu();
     p->call_nmis++;
-    run_call(p);
+    bool claimed = run_call(p);
+    if (nmi_hook)
+        nmi_hook(f, claimed);
+}
+
+static void cpu_wake(struct trap_frame *f)
+{
+    (void)f; /* the idle loop looks for work once the HLT is over */
+    apic_eoi();
 }
 
 static void ap_spurious(struct trap_frame *f)
@@ -282,8 +302,20 @@ void smp_ap_main(struct percpu *p)
     uint64_t us = tsc_to_us(p->timer_fired_tsc - p->timer_armed_tsc);
     bool ok = us * 100 >= AP_TIMER_CHECK_US * AP_TIMER_MIN_PCT;
     __atomic_store_n(&p->up, ok ? AP_UP_ONLINE : AP_UP_FAST_TIMER, __ATOMIC_RELEASE);
-    for (;;)
+    /* Idle, running what smp_run() hands over. The check is made with interrupts off and STI's
+     * one-instruction shadow covers the HLT, so a wake-up IPI cannot slip in between the two
+     * and leave the work waiting. */
+    for (;;) {
+        __asm__ volatile("cli" ::: "memory");
+        uint64_t seq = __atomic_load_n(&p->run_seq, __ATOMIC_ACQUIRE);
+        if (seq != p->run_done) {
+            __asm__ volatile("sti" ::: "memory");
+            p->run_fn(p->run_arg);
+            __atomic_store_n(&p->run_done, seq, __ATOMIC_RELEASE);
+            continue;
+        }
         __asm__ volatile("sti; hlt" ::: "memory");
+    }
 }
 
 void smp_init(void)
@@ -294,6 +326,8 @@ void smp_init(void)
     trap_set_ap_handler(VEC_SMP_CALL, ap_call);
     trap_set_ap_handler(VEC_NMI, ap_nmi);
     trap_set_ap_handler(VEC_SPURIOUS, ap_spurious);
+    trap_set_ap_handler(VEC_SMP_WAKE, cpu_wake);
+    trap_set_handler(VEC_SMP_WAKE, cpu_wake); /* the bootstrap CPU is woken the same way */
 
     uint64_t page = 0;
     const char *unusable = NULL;
@@ -390,4 +424,27 @@ int smp_call(unsigned cpu, void (*fn)(void *arg), void *arg, bool nmi)
         else
             cpu_relax();
     return 0;
+}
+
+int smp_run(unsigned cpu, void (*fn)(void *arg), void *arg)
+{
+    if (this_cpu()->cpu != 0)
+        return E_STATE;
+    if (cpu == 0 || cpu >= online)
+        return E_INVAL;
+    struct percpu *p = &percpu_all[cpu];
+    if (__atomic_load_n(&p->run_done, __ATOMIC_ACQUIRE) != p->run_seq)
+        return E_BUSY;
+    p->run_fn = fn;
+    p->run_arg = arg;
+    __atomic_store_n(&p->run_seq, p->run_seq + 1, __ATOMIC_RELEASE);
+    apic_send_ipi(p->apic_id, VEC_SMP_WAKE);
+    return 0;
+}
+
+void smp_kick(unsigned cpu)
+{
+    struct percpu *p = smp_cpu(cpu);
+    if (p && p != this_cpu())
+        apic_send_ipi(p->apic_id, VEC_SMP_WAKE);
 }

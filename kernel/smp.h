@@ -3,11 +3,15 @@
  * trampoline (boot/ap.S), each on its own stacks, GDT, TSS and struct percpu (kernel/percpu.h),
  * its LAPIC in the bootstrap CPU's mode and its timer on the bootstrap CPU's calibration.
  *
- * In this step the application processors only prove that they work and then idle with
- * interrupts on: the scheduler, the DS layer and the tests stay on the bootstrap CPU, which
- * alone receives the I/O APIC's interrupts (the watchdog's NMI among them) and the self-IPIs of
- * the BTS model. An AP takes what is sent to it: its own timer, smp_call() as a fixed IPI or
- * an NMI, and the spurious vector (kernel/trap.c dispatches an AP's interrupts apart).
+ * The application processors prove that they work and then idle with interrupts on, running
+ * what smp_run() hands them: after boot, the scheduler's own loop (sched_init_aps()), so each
+ * runs the tasks of its run queue. The tests stay on the bootstrap CPU, which alone receives
+ * the I/O APIC's interrupts (the watchdog's NMI among them). Each CPU has its own DS layer
+ * state (its idle DS area, its loaded trace, the BTS model's registers, its LVT PC:
+ * kernel/percpu.h), so each traces its own tasks, and its threshold interrupt is its own. An
+ * AP takes what is sent to it: its own timer, smp_call() as a fixed IPI or an NMI, the wake-up
+ * IPI (smp_kick()), the spurious vector, and what the DS layer installs on every CPU (the
+ * model's #DB, the threshold interrupt); kernel/trap.c dispatches an AP's interrupts apart.
  *
  * smp=N|all (default all) limits how many CPUs run, the bootstrap CPU included: smp=1 is the
  * kernel of one CPU, which never touches the MADT's other entries.
@@ -19,6 +23,8 @@
 #include <stdint.h>
 
 #include "kernel/percpu.h"
+
+struct trap_frame;
 
 /* What became of a CPU the MADT lists. */
 enum smp_state {
@@ -66,6 +72,18 @@ struct percpu *smp_cpu(unsigned cpu);
  * CPU that is not an online AP, E_STATE when not called on the bootstrap CPU, E_TIMEDOUT (then
  * the AP may still run it later: arg must outlive the call, and the AP is not to be trusted). */
 int smp_call(unsigned cpu, void (*fn)(void *arg), void *arg, bool nmi);
+/* Runs fn(arg) on an online application processor in its idle loop: outside any interrupt
+ * handler, with interrupts on. Returns at once: 0, E_INVAL for a CPU that is not an online AP,
+ * E_STATE when not called on the bootstrap CPU, E_BUSY while the AP still runs the previous
+ * one. The scheduler hands each AP its own loop this way (sched_init_aps(), which never
+ * returns), so after boot an AP is reached through its run queue (task_create_on()). */
+int smp_run(unsigned cpu, void (*fn)(void *arg), void *arg);
+/* Sends CPU `cpu` the wake-up IPI, which ends an idle HLT (not to the calling CPU). */
+void smp_kick(unsigned cpu);
+/* Another source of an AP's NMIs (the threshold interrupt with pmi=nmi): called for every NMI
+ * an AP takes, after smp_call()'s, with whether smp_call() had a call pending. */
+typedef void (*smp_nmi_hook_t)(struct trap_frame *f, bool claimed);
+void smp_set_nmi_hook(smp_nmi_hook_t hook);
 /* Arms the calling AP's LAPIC one-shot timer `us` from now, on the bootstrap CPU's timer rate;
  * the interrupt counts in this_cpu()->timer_irqs, and timer_armed_tsc and timer_fired_tsc say
  * how long it took. (The bootstrap CPU's timer belongs to kernel/timer.c.) */

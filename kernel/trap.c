@@ -14,7 +14,7 @@
 #define GATE_DPL3      0x60 /* reachable by INT n from CPL 3 */
 
 /* TSS IST slots (kernel/gdt.c): the stacks that survive a broken RSP. */
-#define IST_NMI 1 /* kernel/isr.S reads it from the TSS (TSS_IST_NMI_OFFSET) */
+#define IST_NMI 1
 #define IST_DF  2
 #define IST_MC  3
 #define IST_DB  4 /* NMI and #DB: only until kernel/isr.S has picked the stack (IST_MOVE) */
@@ -28,7 +28,6 @@ struct idt_gate {
 
 static struct idt_gate idt[NUM_VECTORS] __attribute__((aligned(16)));
 static trap_handler_t handlers[NUM_VECTORS], ap_handlers[NUM_VECTORS];
-volatile unsigned trap_depth;
 trap_exit_hook_t trap_exit_hook;
 trap_entry_hook_t trap_entry_hook;
 syscall_entry_hook_t syscall_entry_hook;
@@ -103,7 +102,8 @@ trap_handler_t trap_set_handler(unsigned vector, trap_handler_t h)
 
 bool trap_can_block(const struct trap_frame *f)
 {
-    return !ist_stack_contains((uint64_t)f);
+    /* Nor while this CPU holds a scheduler lock: an NMI comes in anyway (kernel/percpu.h). */
+    return !ist_stack_contains((uint64_t)f) && this_cpu()->sched_locks == 0;
 }
 
 static void default_exception(struct trap_frame *f)
@@ -205,33 +205,37 @@ bool trap_syscall_tf_quirk(void)
     return syscall_tf_quirk;
 }
 
+/* An AP runs no tests and no supervised tasks: its exceptions get the fixup table (the MSR
+ * probes), never the bootstrap CPU's task-fault or test-recovery hooks. */
+static void ap_dispatch(struct trap_frame *f)
+{
+    trap_handler_t h = ap_handlers[f->vector];
+    uint64_t fixup = extable_lookup(f->rip);
+    if (h)
+        h(f);
+    else if (f->vector < VEC_NUM_EXCEPTIONS && fixup && !trap_from_user(f))
+        f->rip = fixup;
+    else
+        panic_frame(f, "unexpected exception or interrupt on an application processor");
+}
+
 void trap_dispatch(struct trap_frame *f);
 void trap_dispatch(struct trap_frame *f)
 {
-    if (this_cpu()->cpu != 0) {
-        /* An AP runs no tasks and no tests: its exceptions get the fixup table (the MSR
-         * probes), never the bootstrap CPU's task-fault or test-recovery hooks. */
-        trap_handler_t h = ap_handlers[f->vector];
-        uint64_t fixup = extable_lookup(f->rip);
-        if (h)
-            h(f);
-        else if (f->vector < VEC_NUM_EXCEPTIONS && fixup && !trap_from_user(f))
-            f->rip = fixup;
-        else
-            panic_frame(f, "unexpected exception or interrupt on an application processor");
-        return;
-    }
-    trap_depth++;
+    struct percpu *c = this_cpu();
+    c->trap_depth++;
     if (trap_entry_hook)
         trap_entry_hook(f);
     trap_handler_t h = handlers[f->vector];
-    if (f->vector == VEC_NMI && trap_nmi_hook && trap_nmi_hook(f))
+    if (c->cpu != 0)
+        ap_dispatch(f);
+    else if (f->vector == VEC_NMI && trap_nmi_hook && trap_nmi_hook(f))
         ; /* the watchdog's NMI */
     else if (h)
         h(f);
     else
         panic_frame(f, "interrupt with no handler");
-    if (trap_depth == 1 && trap_exit_hook)
+    if (c->trap_depth == 1 && trap_exit_hook)
         trap_exit_hook(f);
-    trap_depth--;
+    c->trap_depth--;
 }

@@ -8,12 +8,18 @@
 #define VEC_SMP_CALL     0xE4 /* smp_call() to an application processor (kernel/smp.c) */
 #define VEC_PMI          0xE8 /* LVT performance counter (BTS threshold) */
 #define VEC_TIMER        0xF0 /* LAPIC timer */
+/* Wakes a CPU's idle loop (smp_run(), a task queued from another CPU). Above the threshold
+ * interrupt's priority class: a task suspended inside its PMI (the stream policy) keeps that
+ * vector in service until it resumes, and its CPU must still be woken meanwhile. */
+#define VEC_SMP_WAKE     0xF8
 #define VEC_SPURIOUS     0xFF
 #define NUM_VECTORS      256
 
 #ifndef __ASSEMBLER__
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "kernel/percpu.h"
 
 /* Exception vectors (SDM Vol. 3A, 6.3.1). */
 enum {
@@ -57,8 +63,10 @@ void idt_load(void);
  * handler is the default handling (fixups, fault hooks, panic): chain to it to keep that. */
 trap_handler_t trap_set_handler(unsigned vector, trap_handler_t h);
 /* An application processor's handler for a vector. APs have a table of their own: they take
- * only what is sent to them (kernel/smp.h), and none of the bootstrap CPU's hooks, handlers or
- * trap_depth; a vector with no AP handler is an exception's default handling or a panic. */
+ * only what is sent to them (kernel/smp.h) and what the DS layer installs on every CPU (the
+ * BTS model's #DB, the threshold interrupt), never the bootstrap CPU's task-fault or test
+ * hooks; a vector with no AP handler is an exception's fixup or a panic. The entry and exit
+ * hooks and trap_depth are every CPU's. */
 void trap_set_ap_handler(unsigned vector, trap_handler_t h);
 /* Entry address of a vector's entry code (what an IDT gate points at, a BTS record's `to`). */
 uint64_t trap_stub_address(unsigned vector);
@@ -75,8 +83,8 @@ bool trap_can_block(const struct trap_frame *f);
 /* Prints an exception report: vector name, error code, symbolised RIP, CR2, registers. */
 void trap_report(const struct trap_frame *f, void (*out)(const char *fmt, ...));
 
-/* Nesting depth of trap handling (0 = ordinary code). */
-extern volatile unsigned trap_depth;
+/* The nesting depth of trap handling on the running CPU (0 = ordinary code) is
+ * this_cpu()->trap_depth (kernel/percpu.h). */
 
 /* Called with the outermost frame just before it returns (used by the BTS model). */
 typedef void (*trap_exit_hook_t)(struct trap_frame *f);

@@ -5,10 +5,13 @@
 
 #include <stdbool.h>
 
+#include "kernel/percpu.h"
 #include "sched/sched.h"
 
 extern struct task boot_task; /* the test runner: the context kmain ran in */
-extern struct task *current_task, *idle_task, *all_tasks;
+extern struct task *idle_task, *all_tasks;
+/* The task running on this CPU (kernel/percpu.h). */
+#define current_task (this_cpu()->current)
 extern volatile bool runner_abort;
 
 /* Picks the next task and switches to it; call with interrupts off. */
@@ -21,5 +24,8 @@ void sched_rq_clear(void);
  * undoes it); task_enqueue_new() makes it runnable. */
 struct task *task_alloc(const char *name);
 void task_enqueue_new(struct task *t);
+/* Waits until t, ended or switched out, is off its CPU: its stack free, its last DS switch (the
+ * departure timestamp) done. A task ending on another CPU wakes its joiner before that. */
+void task_wait_off_cpu(struct task *t);
 
 #endif

@@ -26,13 +26,17 @@
 #define USER_STACK_VA  (USER_BASE + 0x200000)
 #define USER_STACK_TOP (USER_STACK_VA + PAGE_SIZE)
 
-enum task_state { TASK_RUNNABLE, TASK_BLOCKED, TASK_SLEEPING, TASK_ZOMBIE };
+/* TASK_MIGRATING: switched out by task_migrate(), on its way to its new CPU's queue. */
+enum task_state { TASK_RUNNABLE, TASK_BLOCKED, TASK_SLEEPING, TASK_ZOMBIE, TASK_MIGRATING };
 
 struct task {
     uint64_t rsp; /* saved by sched/switch.S: keep first */
     unsigned id;
     char name[TASK_NAME_LEN];
-    enum task_state state;
+    volatile enum task_state state;
+    unsigned cpu;         /* the CPU it runs on: only that CPU's scheduler picks it */
+    unsigned migrate_to;  /* task_migrate()'s target, while TASK_MIGRATING */
+    volatile bool on_cpu; /* running, or still switching off its stack, on its CPU */
     struct task *rq_next;
     struct task *all_next; /* every task but the runner, for the cleanup */
     struct task *joiner;   /* blocked in task_join() on this task */
@@ -52,7 +56,7 @@ struct task {
     /* Tracing, set by the tracer (a tracer/tracee pair, as with ptrace). */
     struct bts_trace *trace;
     struct task *tracer;
-    bool drain_wait; /* stream: suspended until the tracer drains */
+    volatile bool drain_wait; /* stream: suspended until the tracer drains */
     /* A contained fault: what happened and the last branches before it. */
     bool faulted;
     struct fault_info fault;
@@ -61,14 +65,36 @@ struct task {
 };
 
 void sched_init(void);
+/* Hands every online AP over to the scheduler: each runs setup() (the per-CPU set-up of what
+ * its tasks need: SYSCALL's MSRs), then its own tasks from then on. */
+void sched_init_aps(void (*setup)(void));
 struct task *task_current(void);
-/* A kernel task running fn(arg); it ends when fn returns (status 0) or calls task_exit. */
+/* A kernel task running fn(arg) on the calling CPU; it ends when fn returns (status 0) or
+ * calls task_exit. */
 struct task *task_create(const char *name, void (*fn)(void *), void *arg);
+/* The same on CPU `cpu` (NULL if it is not online); the CPU is woken if it idles. */
+struct task *task_create_on(unsigned cpu, const char *name, void (*fn)(void *), void *arg);
+/* An AP becomes its own idle task and runs its scheduler from here on (kernel/smp.c). */
+__attribute__((noreturn)) void sched_ap_idle(void);
+/* Whether t is some CPU's idle task. */
+bool sched_is_idle(const struct task *t);
 /* A user task: `len` bytes of code copied to USER_CODE_VA, entered at code + entry_offset
  * with RDI = arg and RSI = arg2, a stack page and a data page of its own. */
 struct task *task_create_user(const char *name, const void *code, uint64_t len,
                               uint64_t entry_offset, uint64_t arg, uint64_t arg2);
+/* The same on CPU `cpu`, not started: task_launch() makes it runnable there, once its tracer
+ * has set up what must be in place before it runs (another CPU may run it at once). NULL if
+ * the CPU is not online or on failure. */
+struct task *task_create_user_on(unsigned cpu, const char *name, const void *code, uint64_t len,
+                                 uint64_t entry_offset, uint64_t arg, uint64_t arg2);
+void task_launch(struct task *t);
 void task_yield(void);
+/* Yield, and run on from CPU `cpu` (the caller's task moves there for good; its own CPU: a
+ * yield). The old CPU switches away first, its DS switch saving the task's trace (the
+ * departure timestamp there), and only then queues the task on the new CPU, whose switch to
+ * it loads the trace (the arrival): one DS area is never loaded on two CPUs. 0; E_INVAL for a
+ * CPU that is not online; E_STATE for the test runner and idle tasks, which stay. */
+int task_migrate(unsigned cpu);
 __attribute__((noreturn)) void task_exit(int status);
 /* Waits for t to end without freeing it (its pages can still be inspected). */
 void task_wait(struct task *t);

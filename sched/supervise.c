@@ -22,9 +22,11 @@ int sched_stream_full(struct bts_trace *t, void *arg)
         return E_STATE;
     /* Suspended inside the threshold interrupt, mid-loop if need be; the tracee's registers
      * stay in the interrupted frame on its own stack and it resumes only after the drain. */
-    tracee->drain_wait = true;
+    /* Blocked before the tracer can know: a tracer on another CPU may drain and release it
+     * before this CPU gets to schedule(), and that wake-up must not be lost. */
+    __atomic_store_n(&current_task->state, TASK_BLOCKED, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&tracee->drain_wait, true, __ATOMIC_SEQ_CST);
     task_wake(tracee->tracer);
-    current_task->state = TASK_BLOCKED;
     schedule();
     return 0;
 }
@@ -32,8 +34,17 @@ int sched_stream_full(struct bts_trace *t, void *arg)
 void sched_wait_tracee(struct task *tracee)
 {
     bool irq = irq_save();
-    while (!tracee->drain_wait && tracee->state != TASK_ZOMBIE) {
-        current_task->state = TASK_BLOCKED;
+    for (;;) {
+        /* Blocked first, then the check (the tracee may run on another CPU: task_wait()). */
+        __atomic_store_n(&current_task->state, TASK_BLOCKED, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&tracee->drain_wait, __ATOMIC_SEQ_CST) ||
+            __atomic_load_n(&tracee->state, __ATOMIC_SEQ_CST) == TASK_ZOMBIE) {
+            current_task->state = TASK_RUNNABLE;
+            /* Suspended or ended, it is still leaving its CPU if that is another: its DS
+             * switch (a departure timestamp goes into the ring) must be done first. */
+            task_wait_off_cpu(tracee);
+            break;
+        }
         schedule();
         check_runner_abort();
     }
@@ -70,7 +81,7 @@ void sched_supervise_init(void)
 bool sched_task_fault(struct trap_frame *f)
 {
     struct task *t = current_task;
-    if (t == &boot_task || t == idle_task)
+    if (t == &boot_task || sched_is_idle(t))
         return false; /* the test runner's faults end its test instead */
     t->faulted = true;
     t->fault = fault_info_from(f);
@@ -100,7 +111,7 @@ bool sched_in_runner(void)
 }
 bool sched_in_idle(void)
 {
-    return current_task == idle_task;
+    return sched_is_idle(current_task);
 }
 
 void sched_abort_current(const char *why)
@@ -119,14 +130,20 @@ unsigned sched_kill_others(void)
 {
     bool irq = irq_save();
     unsigned n = 0;
-    sched_rq_clear(); /* only the runner runs now; the idle task is never queued */
-    while (all_tasks && all_tasks != idle_task) {
-        struct task *t = all_tasks;
+    sched_rq_clear(); /* only the runner runs now here; idle tasks are never queued */
+    for (struct task *t = all_tasks, *next; t; t = next) {
+        next = t->all_next;
+        if (t == idle_task)
+            continue;
+        if (t->on_cpu && t->state != TASK_ZOMBIE && t->cpu != this_cpu()->cpu) {
+            /* Running on another CPU: it cannot be freed under it. Said, and left. */
+            kprintf_diag("task %u (%s) still runs on cpu %u: left", t->id, t->name, t->cpu);
+            continue;
+        }
         if (t->state != TASK_ZOMBIE || !t->joiner)
             n++;
         task_free(t);
     }
-    /* The idle task is the oldest entry; anything behind it was created before it: none. */
     runner_abort = false;
     irq_restore(irq);
     return n;

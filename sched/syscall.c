@@ -17,8 +17,7 @@
 #define SYSCALL_FMASK     (RFLAGS_IF | RFLAGS_TF | RFLAGS_DF | RFLAGS_AC)
 #define SYSCALL_INSN_LEN  2 /* 0F 05 */
 
-    void
-    syscall_init(void)
+void syscall_init(void)
 {
     wrmsr(MSR_STAR, ((uint64_t)GDT_KERNEL_CS << STAR_KERNEL_SHIFT) |
                         ((uint64_t)(GDT_USER_CS32 | RPL_USER) << STAR_USER_SHIFT));
@@ -114,13 +113,18 @@ static int64_t sys_exit(uint64_t status, uint64_t a1, uint64_t a2)
     task_exit((int)status);
 }
 
+/* The rest of this call runs on the new CPU. */
+static int64_t sys_migrate(uint64_t cpu, uint64_t a1, uint64_t a2)
+{
+    (void)a1, (void)a2;
+    return cpu < SMP_MAX_CPUS ? task_migrate((unsigned)cpu) : E_INVAL;
+}
+
 /* Indexed by number: SYS_COUNT is its size, so every number below it has a handler and a
  * new call is one entry (and one more SYS_COUNT) in sched/syscall.h. */
 static int64_t (*const syscall_table[SYS_COUNT])(uint64_t, uint64_t, uint64_t) = {
-    [SYS_YIELD] = sys_yield,
-    [SYS_EXIT] = sys_exit,
-    [SYS_WRITE] = sys_write,
-    [SYS_TRACE] = sys_trace,
+    [SYS_YIELD] = sys_yield, [SYS_EXIT] = sys_exit,       [SYS_WRITE] = sys_write,
+    [SYS_TRACE] = sys_trace, [SYS_MIGRATE] = sys_migrate,
 };
 
 void syscall_dispatch(struct syscall_frame *f);

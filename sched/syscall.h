@@ -7,13 +7,14 @@
 #define BTSX_SCHED_SYSCALL_H
 
 /* Numbers (usable from assembly: tests/user_code.S). */
-#define SYS_YIELD 0 /* () */
-#define SYS_EXIT  1 /* (status) */
+#define SYS_YIELD   0 /* () */
+#define SYS_EXIT    1 /* (status) */
 /* (buf, len): to the console, as KTAP diagnostics; a byte other than printable ASCII, tab and
  * newline shows as '?'. */
-#define SYS_WRITE 2
-#define SYS_TRACE 3 /* (op, buf, max): control of the caller's own trace */
-#define SYS_COUNT 4 /* the number of calls: sched/syscall.c's table has one handler each */
+#define SYS_WRITE   2
+#define SYS_TRACE   3 /* (op, buf, max): control of the caller's own trace */
+#define SYS_MIGRATE 4 /* (cpu): yield, and run on from that CPU (task_migrate()) */
+#define SYS_COUNT   5 /* the number of calls: sched/syscall.c's table has one handler each */
 
 #define TRACE_OP_ENABLE  0
 #define TRACE_OP_DISABLE 1

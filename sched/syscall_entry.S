@@ -1,19 +1,21 @@
 /*
  * SYSCALL lands here at CPL 0 with the user's RSP, RIP in RCX, RFLAGS in R11 and IF/TF/DF/AC
  * cleared by IA32_FMASK. Swap in the kernel's GS (kernel/percpu.h), switch to the task's kernel
- * stack (the TSS's RSP0: the scheduler keeps it at the top of the current user task's stack),
- * build struct syscall_frame, call syscall_dispatch, swap GS back and SYSRET with whatever it
- * left in the frame.
+ * stack (RSP0 of this CPU's TSS: the scheduler keeps it at the top of the current user task's
+ * stack), build struct syscall_frame, call syscall_dispatch, swap GS back and SYSRET with
+ * whatever it left in the frame.
  */
 #include "boot/asm.h"
 #include "kernel/gdt.h"
+#include "kernel/percpu.h"
 
     .text
 ENTRY(syscall_entry)
     swapgs                              /* the kernel's GS (kernel/percpu.h) */
-    mov %rsp, syscall_user_rsp(%rip)
-    mov cpu_tss + TSS_RSP0_OFFSET(%rip), %rsp
-    pushq syscall_user_rsp(%rip)
+    mov %rsp, %gs:PERCPU_USER_RSP_OFFSET
+    mov %gs:PERCPU_TSS_OFFSET, %rsp     /* this CPU's TSS */
+    mov TSS_RSP0_OFFSET(%rsp), %rsp
+    pushq %gs:PERCPU_USER_RSP_OFFSET
     push %r11
     push %rcx
     push %rax
@@ -51,8 +53,3 @@ ENTRY(syscall_entry)
 LABEL(syscall_sysretq)
     sysretq
 END(syscall_entry)
-    .bss
-    .balign 8
-LOCAL_DATA(syscall_user_rsp)
-    .quad 0
-END(syscall_user_rsp)

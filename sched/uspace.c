@@ -8,6 +8,7 @@
 #include "kernel/mem.h"
 #include "kernel/paging.h"
 #include "kernel/ptaudit.h"
+#include "kernel/smp.h"
 #include "kernel/string.h"
 #include "kernel/user.h"
 #include "sched/internal.h"
@@ -55,14 +56,15 @@ static int uspace_audit(struct task *t)
     return err;
 }
 
-struct task *task_create_user(const char *name, const void *code, uint64_t len,
-                              uint64_t entry_offset, uint64_t arg, uint64_t arg2)
+static struct task *user_create(unsigned cpu, const char *name, const void *code, uint64_t len,
+                                uint64_t entry_offset, uint64_t arg, uint64_t arg2)
 {
-    if (len == 0 || entry_offset >= len)
+    if (len == 0 || entry_offset >= len || !smp_cpu(cpu))
         return NULL;
     struct task *t = task_alloc(name);
     if (!t)
         return NULL;
+    t->cpu = cpu;
     t->user = true;
     t->release = uspace_free;
     t->entry = uspace_enter;
@@ -89,6 +91,25 @@ struct task *task_create_user(const char *name, const void *code, uint64_t len,
     t->user_arg2 = arg2;
     t->code_src = (uint64_t)code;
     t->code_len = len;
-    task_enqueue_new(t);
     return t;
+}
+
+struct task *task_create_user(const char *name, const void *code, uint64_t len,
+                              uint64_t entry_offset, uint64_t arg, uint64_t arg2)
+{
+    struct task *t = user_create(this_cpu()->cpu, name, code, len, entry_offset, arg, arg2);
+    if (t)
+        task_enqueue_new(t);
+    return t;
+}
+
+struct task *task_create_user_on(unsigned cpu, const char *name, const void *code, uint64_t len,
+                                 uint64_t entry_offset, uint64_t arg, uint64_t arg2)
+{
+    return user_create(cpu, name, code, len, entry_offset, arg, arg2);
+}
+
+void task_launch(struct task *t)
+{
+    task_enqueue_new(t);
 }

@@ -49,6 +49,24 @@ void exp_trap(struct expect *e, uint64_t at, unsigned vector, uint64_t back)
     exp_add(e, LBL(isr_iretq), back);
 }
 
+extern const char tc_fib[], tc_fib_jb[], tc_fib_base[], tc_fib_call1[], tc_fib_back1[],
+    tc_fib_call2[];
+extern const char tc_fib_back2[], tc_fib_ret1[], tc_fib_ret0[];
+
+void exp_fib(struct expect *e, uint64_t n, uint64_t ret_to)
+{
+    if (n < 2) {
+        exp_add(e, LBL(tc_fib_jb), LBL(tc_fib_base));
+        exp_add(e, LBL(tc_fib_ret0), ret_to);
+        return;
+    }
+    exp_add(e, LBL(tc_fib_call1), LBL(tc_fib));
+    exp_fib(e, n - 1, LBL(tc_fib_back1));
+    exp_add(e, LBL(tc_fib_call2), LBL(tc_fib));
+    exp_fib(e, n - 2, LBL(tc_fib_back2));
+    exp_add(e, LBL(tc_fib_ret1), ret_to);
+}
+
 uint64_t exp_with_pmis(const struct expect *in, struct expect *out, uint64_t n, uint64_t thresh,
                        bool nmi_mode, uint64_t *at_entry)
 {

@@ -27,6 +27,9 @@ void exp_prologue(struct expect *e, const void *fn);
 void exp_return(struct expect *e, const void *ret);
 /* ... and the call that stops recording. */
 void exp_epilogue(struct expect *e);
+/* The records fib(n) of tests/bts_code.S (tc_fib) gives, walking the same recursion as the
+ * code; its last return goes to ret_to. */
+void exp_fib(struct expect *e, uint64_t n, uint64_t ret_to);
 /* An interrupt or exception delivered at `at` (from) and the IRETQ back to `back`. */
 void exp_trap(struct expect *e, uint64_t at, unsigned vector, uint64_t back);
 /* Inserts the threshold interrupts the model delivers for a buffer of n records with the

@@ -113,5 +113,6 @@ void kmain(uint32_t magic, uint64_t info)
     sched_set_ds_hook(ds_switch_traces);
     sched_supervise_init();
     syscall_init();
+    sched_init_aps(syscall_init); /* SYSCALL's MSRs are each CPU's */
     test_run_all(cmdline, bad ? err : NULL);
 }

@@ -41,9 +41,7 @@ extern const char tc_loopn[], tc_loopn_top[], tc_loopn_insn[], tc_loopn_ret[];
 extern const char tc_fault[], tc_ud[], tc_ud_fix[], tc_pf[], tc_pf_fix[], tc_fault_ret[];
 extern const char tc_ipi_xapic[], tc_ipi_xapic_sled[], tc_ipi_xapic_ret[];
 extern const char tc_ipi_x2apic[], tc_ipi_x2apic_sled[], tc_ipi_x2apic_ret[];
-extern const char tc_fib[], tc_fib_jb[], tc_fib_base[], tc_fib_call1[], tc_fib_back1[],
-    tc_fib_call2[];
-extern const char tc_fib_back2[], tc_fib_ret1[], tc_fib_ret0[];
+extern const char tc_fib[];
 
 static struct bts_record got[MAX_RECORDS], want[MAX_RECORDS];
 
@@ -377,21 +375,6 @@ TEST(bts, self_ipi, "a self-IPI arriving inside traced code is recorded where it
     trap_set_handler(VEC_TEST_IPI, old);
 }
 
-/* The records fib(n) gives, walking the same recursion as the code. */
-static void fib_expect(struct expect *e, uint64_t n, uint64_t ret_to)
-{
-    if (n < 2) {
-        exp_add(e, LBL(tc_fib_jb), LBL(tc_fib_base));
-        exp_add(e, LBL(tc_fib_ret0), ret_to);
-        return;
-    }
-    exp_add(e, LBL(tc_fib_call1), LBL(tc_fib));
-    fib_expect(e, n - 1, LBL(tc_fib_back1));
-    exp_add(e, LBL(tc_fib_call2), LBL(tc_fib));
-    fib_expect(e, n - 2, LBL(tc_fib_back2));
-    exp_add(e, LBL(tc_fib_ret1), ret_to);
-}
-
 #define FIB_N         10
 #define FIB_N_RECORDS 442 /* 88 inner calls x 3 + 89 leaves x 2, worked out by hand */
 
@@ -402,7 +385,7 @@ TEST(bts, fib, "recursive fib(10): exact record count and sequence", 0)
     EXPECT(e);
     exp_prologue(&e, tc_fib);
     size_t before = e.n;
-    fib_expect(&e, FIB_N, LBL(bts_run_returned));
+    exp_fib(&e, FIB_N, LBL(bts_run_returned));
     CHECK_EQ(e.n - before, FIB_N_RECORDS);
     exp_epilogue(&e);
     run_and_check((void *)tc_fib, (void *)FIB_N, &e);
@@ -478,7 +461,7 @@ static void model_drops(void)
         return;
     EXPECT(e);
     exp_prologue(&e, tc_fib);
-    fib_expect(&e, DROP_FIB, LBL(bts_run_returned));
+    exp_fib(&e, DROP_FIB, LBL(bts_run_returned));
     exp_epilogue(&e);
     size_t all = e.n;
     e.n = DROP_HW; /* the oldest DROP_HW are kept */

@@ -34,6 +34,7 @@
 #include "kernel/mem.h"
 #include "kernel/paging.h"
 #include "kernel/printf.h"
+#include "kernel/smp.h"
 #include "kernel/stackprot.h"
 #include "kernel/string.h"
 #include "kernel/trap.h"
@@ -60,7 +61,7 @@
  * and in interrupt mode a threshold interrupt's IRETQ back to user code. */
 #define WINDOW_RECORDS 4
 
-static uint64_t calls_opt = FUZZ_CALLS;
+    static uint64_t calls_opt = FUZZ_CALLS;
 static bool calls_given;
 OPTION_U64("sysfuzz.calls", calls_opt, calls_given);
 
@@ -79,6 +80,7 @@ enum role {
     R_PTR,
     R_LEN,  /* of the pointer before it, in bytes */
     R_NREC, /* of the pointer before it, in records (struct bts_record) */
+    R_CPU,  /* a CPU number: the task's own, or none online (see arg()) */
 };
 struct call_spec {
     const char *name;
@@ -93,6 +95,7 @@ static const struct call_spec specs[] = {
     [SYS_EXIT] = {"SYS_EXIT", {R_INT}, true},
     [SYS_WRITE] = {"SYS_WRITE", {R_PTR, R_LEN}, false},
     [SYS_TRACE] = {"SYS_TRACE", {R_OP, R_PTR, R_NREC}, false},
+    [SYS_MIGRATE] = {"SYS_MIGRATE", {R_CPU}, false},
 };
 
 enum cls {
@@ -279,6 +282,11 @@ static uint64_t arg(struct fuzz *f, enum role role, unsigned i)
     uint64_t v = draw(f, c);
     if (role == R_PTR)
         f->last_ptr = v;
+    /* The harness drives its task from the task's CPU (the task loops: call, yield), so a
+     * migration may not move it: the number is the task's own CPU, or one that is not an
+     * online CPU. Moves are bts.smp.migrate's. */
+    if (role == R_CPU && (below(f, 2) || (v < SMP_MAX_CPUS && smp_cpu((unsigned)v))))
+        v = f->tk->cpu;
     return v;
 }
 
@@ -457,6 +465,10 @@ static const char *check_call(struct fuzz *f, uint64_t nr, const uint64_t *a, in
     switch (nr) {
     case SYS_YIELD:
         return r == 0 ? NULL : "SYS_YIELD returns 0";
+    case SYS_MIGRATE:
+        if (a[0] < SMP_MAX_CPUS && smp_cpu((unsigned)a[0]))
+            return r == 0 ? NULL : "a migration to an online CPU returns 0";
+        return r == E_INVAL ? NULL : "a number that is no online CPU must give E_INVAL";
     case SYS_WRITE:
         if (a[1] > SYS_WRITE_MAX)
             return r == E_RANGE ? NULL : "a length over SYS_WRITE_MAX must give E_RANGE";

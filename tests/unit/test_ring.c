@@ -157,6 +157,30 @@ static void test_decode_timestamps(void **state)
     }
 }
 
+static void test_decode_timestamp_cpu(void **state)
+{
+    /* The CPU travels in bits 31..8 of flags; CPU 0 leaves the bare qualifier. */
+    const unsigned cpus[] = {0, 1, 15, 255, BTS_Q_CPU_MAX};
+    struct bts_event ev;
+
+    (void)state;
+    for (size_t i = 0; i < NELEM(cpus); i++) {
+        struct bts_record d = bts_timestamp_record_on(BTS_Q_DEPART, 77, cpus[i]);
+
+        assert_true(d.flags == (BTS_Q_DEPART | (uint64_t)cpus[i] << BTS_Q_CPU_SHIFT));
+        assert_true((d.flags >> 32) == 0);
+        memset(&ev, POISON, sizeof(ev));
+        assert_int_equal(bts_decode_record(&d, &ev), 0);
+        assert_int_equal(ev.kind, BTS_EV_DEPART);
+        assert_int_equal(ev.cpu, cpus[i]);
+        assert_true(ev.tsc == 77);
+    }
+    assert_int_equal(bts_timestamp_record_on(BTS_Q_ARRIVE, 1, 0).flags, BTS_Q_ARRIVE);
+    /* A CPU number a qualifier bit would need is refused: bits 63..32 must be zero. */
+    struct bts_record r = {BTS_ESCAPE, 1, BTS_Q_ARRIVE | (1ULL << 32)};
+    assert_int_equal(bts_decode_record(&r, &ev), E_INVAL);
+}
+
 static void test_decode_branch(void **state)
 {
     /* Flags are never interpreted for branches (bit 4 "predicted" is unreliable), and only
@@ -755,6 +779,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_record_layout),
         cmocka_unit_test(test_timestamp_encode),
         cmocka_unit_test(test_decode_timestamps),
+        cmocka_unit_test(test_decode_timestamp_cpu),
         cmocka_unit_test(test_decode_branch),
         cmocka_unit_test(test_decode_bad),
         cmocka_unit_test(test_init_errors),

@@ -21,10 +21,10 @@ RUNS = 5
 
 
 def run(build: Path, config: str, append: str, tag: str, accel: str,
-        timeout: int = 300) -> tuple[float, int, str]:
+        timeout: int = 300, smp: int = 1) -> tuple[float, int, str]:
     """(wall seconds, exit status, output) of one runner invocation."""
     cmd = [sys.executable, str(RUNNER), "--build", str(build), "--config", config, "--tag", tag,
-           "--append", append, "--timeout", str(timeout), "--accel", accel]
+           "--append", append, "--timeout", str(timeout), "--accel", accel, "--smp", str(smp)]
     t0 = time.monotonic()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     return time.monotonic() - t0, p.returncode, p.stdout
@@ -77,6 +77,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     lines = read_text(log).splitlines()
     for line in lines:
         if line.startswith(("# bench:", "# stream", "# backend:", "# cpu:")):
+            print("  " + line[2:])
+    if not lines:
+        print(out)
+
+    # Two CPUs streaming at once against one, in one run (tests/t_bench_smp.c).
+    secs, rc, out = run(args.build, "direct", "tests=bench.smp_stream", "bench-smp", accel,
+                        smp=2)
+    ok = ok and rc == 0
+    log = RunFiles.of(args.build, default_logdir(args.build), "bench-smp", "direct").log
+    print("two CPUs (direct, --smp 2, one run):")
+    lines = read_text(log).splitlines()
+    for line in lines:
+        if line.startswith("# bench:"):
             print("  " + line[2:])
     if not lines:
         print(out)

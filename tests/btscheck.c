@@ -188,6 +188,19 @@ struct bts_trace *trace_alloc(const struct bts_config *cfg)
     return t;
 }
 
+void *test_scratch(void **slot, size_t bytes)
+{
+    if (!*slot) {
+        uint64_t pages = (bytes + PAGE_SIZE - 1) / PAGE_SIZE, p = pages_alloc(pages);
+        if (!p) {
+            test_fail("no %lu free contiguous pages for the suite's arrays", pages);
+            return NULL;
+        }
+        *slot = (void *)p;
+    }
+    return *slot;
+}
+
 void trace_free(struct bts_trace *t)
 {
     if (t) {

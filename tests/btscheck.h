@@ -62,6 +62,11 @@ void trace_teardown(struct bts_trace *t);
  * NULL after failing the running test with the reason. trace_free() takes NULL too. */
 struct bts_trace *trace_alloc(const struct bts_config *cfg);
 void trace_free(struct bts_trace *t);
+/* A suite's large arrays: `bytes` of zeroed frames on the first call through *slot, the same
+ * ones on every later call (kept for the rest of the boot). Big arrays stay out of .bss so that
+ * the kernel image fits in the low RAM firmware leaves free (OVMF keeps ranges from 8 MiB).
+ * NULL after failing the running test. */
+void *test_scratch(void **slot, size_t bytes);
 /* Everything the trace holds, oldest first. */
 int64_t trace_collect(struct bts_trace *t, struct bts_record *out, size_t max);
 /* The same without the handlers' own records, which a profile with handler_records other

@@ -54,7 +54,18 @@ struct cpu_run {
 };
 
 static struct cpu_run runs[SMP_MAX_CPUS];
-static struct bts_record got[MAX_RECORDS], want[MAX_RECORDS], plain[MAX_RECORDS];
+static struct bts_record *got, *want, *plain; /* MAX_RECORDS each, from arrays() */
+
+static bool arrays(void)
+{
+    static void *mem;
+    if (!test_scratch(&mem, 3 * MAX_RECORDS * sizeof(struct bts_record)))
+        return false;
+    got = mem;
+    want = got + MAX_RECORDS;
+    plain = want + MAX_RECORDS;
+    return true;
+}
 
 static void cpu_trace(void *arg)
 {
@@ -78,7 +89,7 @@ BTS_SMP_TEST(each_cpu,
              "threshold interrupts its own",
              0)
 {
-    if (!need_aps() || !bts_require())
+    if (!need_aps() || !bts_require() || !arrays())
         return;
     unsigned n = smp_online();
     struct bts_config cfg = cfg_interrupt(HW_RECORDS, THRESH, RING_RECORDS, BTS_POLICY_STOP,
@@ -192,7 +203,7 @@ BTS_SMP_TEST(user_each_cpu,
              "CPU's threshold interrupts its own",
              60000)
 {
-    if (!need_aps() || !bts_require())
+    if (!need_aps() || !bts_require() || !arrays())
         return;
     unsigned n = smp_online();
     uint64_t passes = SPIN_PASSES;
@@ -291,7 +302,7 @@ BTS_SMP_TEST(migrate,
              "its trace continuous and exact, each departure and arrival on the right CPU",
              60000)
 {
-    if (!need_aps() || !bts_require())
+    if (!need_aps() || !bts_require() || !arrays())
         return;
     unsigned n = smp_online();
     unsigned start = (HOP_ROUNDS + 1) % n; /* so that the first round moves too */

@@ -67,10 +67,11 @@ OPTION_U64("rand.size", size_opt, size_given);
 extern const char rand_area[];
 
 static uint8_t stage[SIZE_MAX_K];
-static struct rp_transfer xfer[XFER_CAP];
-static struct rp_insn insn[SIZE_MAX_K];
-static struct bts_record got[REC_CAP], want[REC_CAP], plain[REC_CAP], code[REC_CAP],
-    code_want[REC_CAP];
+/* REC_CAP records each (XFER_CAP, SIZE_MAX_K for xfer and insn), from arrays() */
+static struct rp_transfer *xfer;
+static struct rp_insn *insn;
+static struct bts_record *got, *want, *plain, *code, *code_want, *sys_want;
+static uint64_t *sysret_to;
 static struct rp_prog prog;
 static struct rp_hist hist;
 static unsigned reports;
@@ -337,6 +338,25 @@ static void hist_line(uint64_t records, uint32_t size)
 
 /* Checks the options (a bad value fails the test: nothing is clamped) and installs the trap
  * handlers. */
+struct rand_arrays {
+    struct bts_record got[REC_CAP], want[REC_CAP], plain[REC_CAP], code[REC_CAP],
+        code_want[REC_CAP], sys_want[REC_CAP];
+    uint64_t sysret_to[REC_CAP];
+    struct rp_transfer xfer[XFER_CAP];
+    struct rp_insn insn[SIZE_MAX_K];
+};
+
+static bool arrays(void)
+{
+    static void *mem;
+    struct rand_arrays *a = test_scratch(&mem, sizeof(struct rand_arrays));
+    if (!a)
+        return false;
+    got = a->got, want = a->want, plain = a->plain, code = a->code, code_want = a->code_want;
+    sys_want = a->sys_want, sysret_to = a->sysret_to, xfer = a->xfer, insn = a->insn;
+    return true;
+}
+
 static bool start(void)
 {
     _Static_assert(SIZE_MAX_K + PAGE_OFFSET_MAX <= RAND_AREA_BYTES, "rand_area holds the largest");
@@ -348,6 +368,8 @@ static bool start(void)
         test_fail("rand.programs=0: no program to run");
         return false;
     }
+    if (!arrays())
+        return false;
     hist = (struct rp_hist){0};
     reports = 0;
     handlers_install();
@@ -819,9 +841,6 @@ static bool user_lret_works(void)
  * changes no state the program sees (sched/syscall.h); with nothing else runnable it comes
  * straight back. */
 #define USER_SYSCALL SYS_YIELD
-
-static uint64_t sysret_to[REC_CAP];
-static struct bts_record sys_want[REC_CAP];
 
 TEST(rand, user, "random user-mode programs in a user task under each CPL filter", 60000)
 {

@@ -61,7 +61,7 @@
  * and in interrupt mode a threshold interrupt's IRETQ back to user code. */
 #define WINDOW_RECORDS 4
 
-    static uint64_t calls_opt = FUZZ_CALLS;
+static uint64_t calls_opt = FUZZ_CALLS;
 static bool calls_given;
 OPTION_U64("sysfuzz.calls", calls_opt, calls_given);
 
@@ -261,6 +261,15 @@ static uint64_t arg(struct fuzz *f, enum role role, unsigned i)
                                    C_STRADDLE, C_STRADDLE, C_OWN,    C_OWN, C_OWN,  C_OWN};
     static const enum cls len[] = {C_SMALL, C_SMALL,    C_SMALL, C_EDGE, C_LARGE,
                                    C_NEG,   C_OVERFLOW, C_WRAP,  C_WRAP};
+    /* The harness drives its task from the task's CPU (the task loops: call, yield), so a
+     * migration may not move it: the number is the task's own CPU, or any other value that is
+     * not an online CPU. Moves are bts.smp.migrate's. */
+    if (role == R_CPU) {
+        uint64_t v = arg(f, R_ANY, i);
+        if (below(f, 2) || (v < SMP_MAX_CPUS && smp_cpu((unsigned)v)))
+            v = f->tk->cpu;
+        return v;
+    }
     enum cls c;
     /* An operation: half the time the one that takes the pointer (the drain), else any of
      * them or the first unknown one. */
@@ -282,11 +291,6 @@ static uint64_t arg(struct fuzz *f, enum role role, unsigned i)
     uint64_t v = draw(f, c);
     if (role == R_PTR)
         f->last_ptr = v;
-    /* The harness drives its task from the task's CPU (the task loops: call, yield), so a
-     * migration may not move it: the number is the task's own CPU, or one that is not an
-     * online CPU. Moves are bts.smp.migrate's. */
-    if (role == R_CPU && (below(f, 2) || (v < SMP_MAX_CPUS && smp_cpu((unsigned)v))))
-        v = f->tk->cpu;
     return v;
 }
 

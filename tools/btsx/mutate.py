@@ -46,7 +46,9 @@ SLOW = ("ds.stream", "bts.task.stress", "bts.task.stream")
 HEADER_LINE_MAX = 254
 SEED_MAX = 100000   # Mutant.seed() is below this
 PROFILES = ("exact", "hw")
-TIMEOUT = 120.0     # s per boot: the runner's own QEMU default; a hanging mutant costs this much
+# s per boot: a hanging mutant costs this much. The quick stage's boot takes 10-20 s under TCG
+# (twice that with two mutants at once on a loaded machine), the slow stage's about as long.
+TIMEOUT = 90.0
 RUNNER_ERROR = "runner error"
 CELL = 60           # characters of test names a table cell shows
 

@@ -466,6 +466,19 @@ class Commands(unittest.TestCase):
                     self.assertRaises(SystemExit):
                 runner.parse_args(bad)
 
+    def test_qemu_one_at_a_time(self) -> None:
+        one = runner.parse_args(["--config", "direct,bios,bochs", "-j", "2"])
+        self.assertFalse(runner.qemu_one_at_a_time(one))
+        several = runner.parse_args(["--config", "direct,bios,bochs", "-j", "2", "--smp", "direct=2"])
+        self.assertTrue(runner.qemu_one_at_a_time(several))
+        serial = runner.parse_args(["--config", "direct,bios", "--smp", "2"])
+        self.assertFalse(runner.qemu_one_at_a_time(serial))
+        bochs_only = runner.parse_args(["--config", "bochs,bochs-skylake", "-j", "2", "--smp", "2"])
+        self.assertFalse(runner.qemu_one_at_a_time(bochs_only))
+        self.assertEqual(runner.interleave_bochs(["direct", "bios", "uefi", "bochs", "bochs-skylake"]),
+                         ["direct", "bochs", "bios", "bochs-skylake", "uefi"])
+        self.assertEqual(runner.interleave_bochs(["bochs", "direct"]), ["direct", "bochs"])
+
     def test_iso_uses_fw_cfg_with_escaped_commas(self) -> None:
         cmd = runner.qemu_command("bios", self.p, "tests=a,b", "tcg")
         self.assertNotIn("-append", cmd)

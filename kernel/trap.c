@@ -88,9 +88,11 @@ void idt_load(void)
     __asm__ volatile("lidt %0" : : "m"(d));
 }
 
-void trap_set_ap_handler(unsigned vector, trap_handler_t h)
+trap_handler_t trap_set_ap_handler(unsigned vector, trap_handler_t h)
 {
+    trap_handler_t old = ap_handlers[vector];
     ap_handlers[vector] = h;
+    return old;
 }
 
 trap_handler_t trap_set_handler(unsigned vector, trap_handler_t h)

@@ -66,8 +66,8 @@ trap_handler_t trap_set_handler(unsigned vector, trap_handler_t h);
  * only what is sent to them (kernel/smp.h) and what the DS layer installs on every CPU (the
  * BTS model's #DB, the threshold interrupt), never the bootstrap CPU's task-fault or test
  * hooks; a vector with no AP handler is an exception's fixup or a panic. The entry and exit
- * hooks and trap_depth are every CPU's. */
-void trap_set_ap_handler(unsigned vector, trap_handler_t h);
+ * hooks and trap_depth are every CPU's. Returns the previous one. */
+trap_handler_t trap_set_ap_handler(unsigned vector, trap_handler_t h);
 /* Entry address of a vector's entry code (what an IDT gate points at, a BTS record's `to`). */
 uint64_t trap_stub_address(unsigned vector);
 /* The IRETQ every vector's entry code returns through (a BTS record's `from` then). */

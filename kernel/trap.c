@@ -207,18 +207,26 @@ bool trap_syscall_tf_quirk(void)
     return syscall_tf_quirk;
 }
 
-/* An AP runs no tests and no supervised tasks: its exceptions get the fixup table (the MSR
- * probes), never the bootstrap CPU's task-fault or test-recovery hooks. */
+/* An AP runs tasks but no tests: its exceptions get the fixup table (the MSR probes) and the
+ * scheduler's containment of a faulting task (trap_fault_hook), never the test-recovery hook,
+ * whose recovery points are the test runner's, on the bootstrap CPU. */
 static void ap_dispatch(struct trap_frame *f)
 {
     trap_handler_t h = ap_handlers[f->vector];
-    uint64_t fixup = extable_lookup(f->rip);
-    if (h)
+    if (h) {
         h(f);
-    else if (f->vector < VEC_NUM_EXCEPTIONS && fixup && !trap_from_user(f))
-        f->rip = fixup;
-    else
-        panic_frame(f, "unexpected exception or interrupt on an application processor");
+        return;
+    }
+    if (f->vector < VEC_NUM_EXCEPTIONS) {
+        uint64_t fixup = extable_lookup(f->rip);
+        if (fixup && !trap_from_user(f)) {
+            f->rip = fixup;
+            return;
+        }
+        if (trap_fault_hook && trap_fault_hook(f))
+            return;
+    }
+    panic_frame(f, "unexpected exception or interrupt on an application processor");
 }
 
 void trap_dispatch(struct trap_frame *f);

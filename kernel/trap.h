@@ -64,9 +64,10 @@ void idt_load(void);
 trap_handler_t trap_set_handler(unsigned vector, trap_handler_t h);
 /* An application processor's handler for a vector. APs have a table of their own: they take
  * only what is sent to them (kernel/smp.h) and what the DS layer installs on every CPU (the
- * BTS model's #DB, the threshold interrupt), never the bootstrap CPU's task-fault or test
- * hooks; a vector with no AP handler is an exception's fixup or a panic. The entry and exit
- * hooks and trap_depth are every CPU's. Returns the previous one. */
+ * BTS model's #DB, the threshold interrupt), never the bootstrap CPU's test handlers. An
+ * exception with no AP handler gets its fixup, else trap_fault_hook (a task's fault ends the
+ * task, as on the bootstrap CPU), else a panic; the test-recovery hook stays the bootstrap
+ * CPU's. The entry and exit hooks and trap_depth are every CPU's. Returns the previous one. */
 trap_handler_t trap_set_ap_handler(unsigned vector, trap_handler_t h);
 /* Entry address of a vector's entry code (what an IDT gate points at, a BTS record's `to`). */
 uint64_t trap_stub_address(unsigned vector);

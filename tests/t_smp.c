@@ -312,3 +312,54 @@ TEST(smp, user_gs, "a user task runs with its own GS base, 0, before and after a
         CHECK(status == E_FAULT, "exit status %d", status);
     }
 }
+
+static void bad_deref(void *arg)
+{
+    (void)arg;
+    uintptr_t bad = 0x8;
+    __asm__("" : "+r"(bad)); /* hide the constant: the compiler must not judge it */
+    *(volatile uint64_t *)bad = 1;
+}
+
+/* A task that must have ended by a fault of `vector` at rip `at` (0: anywhere) on CPU `cpu`. */
+static void expect_fault_on(const char *what, unsigned cpu, struct task *t, unsigned vector,
+                            bool user, uint64_t at)
+{
+    if (!CHECK(t, "%s: no task on cpu %u", what, cpu))
+        return;
+    task_launch(t);
+    task_wait(t);
+    if (CHECK(t->faulted, "%s on cpu %u: no fault", what, cpu))
+        CHECK(t->fault.vector == vector && t->fault.user == user && (!at || t->fault.rip == at),
+              "%s on cpu %u: vector %u user %d at %#lx", what, cpu, t->fault.vector, t->fault.user,
+              t->fault.rip);
+    CHECK(t->cpu == cpu, "%s: ran on cpu %u, not %u", what, t->cpu, cpu);
+    int status = 0;
+    task_join(t, &status);
+    CHECK(status == E_FAULT, "%s on cpu %u: exit status %d", what, cpu, status);
+}
+
+TEST(smp, task_fault, "a task's fault on an AP ends that task, as on the bootstrap CPU", 0)
+{
+    if (!need_aps())
+        return;
+    for (unsigned i = 1; i < smp_online(); i++) {
+        /* A kernel task's bad pointer, then a user task's %gs:0 read (a #PF at CPL 3). */
+        struct task *k = task_create_on(i, "bad_deref", bad_deref, NULL);
+        if (k)
+            task_wait(k);
+        if (CHECK(k, "no task on cpu %u", i) &&
+            CHECK(k->faulted, "kernel task on cpu %u: no fault", i)) {
+            CHECK(k->fault.vector == VEC_PF && !k->fault.user && k->fault.cr2 == 0x8,
+                  "kernel task on cpu %u: vector %u user %d cr2 %#lx", i, k->fault.vector,
+                  k->fault.user, k->fault.cr2);
+        }
+        if (k) {
+            int status = 0;
+            task_join(k, &status);
+            CHECK(status == E_FAULT, "kernel task on cpu %u: exit status %d", i, status);
+        }
+        struct task *u = task_create_user_on(i, "gs", USER_PROG(uc_gs), 0, 0, 0);
+        expect_fault_on("user task", i, u, VEC_PF, true, UADDR(uc_gs, uc_gs_load));
+    }
+}

@@ -3,8 +3,9 @@
  *
  * The "larger kernel buffer" of the design: the threshold interrupt drains the small hardware
  * buffer into it, and the tracer reads it with count/get/get_range/drain/clear. The caller
- * owns the storage (no allocation here) and serialises access: the ring has no locking, since
- * the PMI handler and the tracer never run concurrently on one task's ring in btsx.
+ * owns the storage (no allocation here) and serialises access: the ring has no locking of its
+ * own. ds/trace.c holds the trace's lock around every use, since the threshold interrupt on the
+ * tracee's CPU and the tracer on another can come at the same time (bts.smp.drain_live).
  *
  * Records are kept in chronological order, index 0 the oldest. Copies in and out are at most
  * two memcpy calls (one on each side of the wrap point): the drain path sits in the threshold

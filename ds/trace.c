@@ -360,21 +360,32 @@ int bts_run(struct bts_trace *t, void (*fn)(void *), void *arg)
     return 0;
 }
 
+/* Whether t's hardware buffer is not this CPU's to drain now: from the stream policy's
+ * callback it is being drained already; loaded on another CPU, it is that CPU's (its threshold
+ * interrupt, its DS switch), and only the ring is read here. */
+static bool hw_buffer_elsewhere(const struct bts_trace *t)
+{
+    return t->draining || (t->loaded_on && t->loaded_on != this_cpu()->cpu + 1);
+}
+
 /* Brings the ring up to date with the hardware buffer, pausing recording if it is on. */
 static void flush(struct bts_trace *t)
 {
-    /* From the stream policy's callback the hardware buffer is being drained already. */
-    if (t->cfg.mode != BTS_MODE_INTERRUPT || t->draining)
+    /* Asked first without the lock, which only ever skips a drain (the records wait in the
+     * buffer for its owner), then again under it: the DS switch marks a trace loaded under
+     * the lock before its CPU records into it, so a drain never overlaps that recording. */
+    if (t->cfg.mode != BTS_MODE_INTERRUPT || hw_buffer_elsewhere(t))
         return;
-    /* Loaded on another CPU, its hardware buffer is that CPU's to drain (its threshold
-     * interrupt, its DS switch): only the ring is read here. */
-    if (t->loaded_on && t->loaded_on != this_cpu()->cpu + 1)
-        return;
-    bool live = t == ds_loaded && t->enabled;
     bool irq = irq_save();
+    bool locked = trace_lock(t);
+    if (hw_buffer_elsewhere(t)) {
+        trace_unlock(t, locked);
+        irq_restore(irq);
+        return;
+    }
+    bool live = t == ds_loaded && t->enabled;
     if (live)
         bts_backend()->write_debugctl(0);
-    bool locked = trace_lock(t);
     bts_drain_hw(t, false);
     trace_unlock(t, locked);
     if (live && !t->stopped)
@@ -594,6 +605,16 @@ static void timestamp_locked(struct bts_trace *t, enum bts_qualifier q)
     }
 }
 
+/* Marks where t is loaded (0: nowhere) under its lock: a tracer on another CPU that drains
+ * t's hardware buffer (flush()) does so wholly before this CPU records into it, or leaves it
+ * to this CPU. */
+static void set_loaded_on(struct bts_trace *t, unsigned cpu_plus_1)
+{
+    bool irq = trace_lock(t);
+    t->loaded_on = cpu_plus_1;
+    trace_unlock(t, irq);
+}
+
 /* Only what the two traces' states need (ds_switch() in ds/bts.h does not even call this for
  * two untraced tasks with nothing loaded). */
 void ds_switch_traces(struct bts_trace *prev, struct bts_trace *next)
@@ -609,9 +630,9 @@ void ds_switch_traces(struct bts_trace *prev, struct bts_trace *next)
     if (next != ds_loaded)
         b->write_ds_area(area_of(next)); /* 3. the next trace's area, or the idle one */
     if (ds_loaded)
-        ds_loaded->loaded_on = 0;
+        set_loaded_on(ds_loaded, 0);
     if (next)
-        next->loaded_on = this_cpu()->cpu + 1;
+        set_loaded_on(next, this_cpu()->cpu + 1);
     ds_loaded = next;
     timestamp(next, BTS_Q_ARRIVE); /* 4. */
     if (records(next))

@@ -453,3 +453,125 @@ BTS_SMP_TEST(stream_each_cpu,
     }
     test_info("%u CPUs: %lu branches in %lu ms", made, branches, us / 1000);
 }
+
+extern const char uc_chain_start[], uc_chain_end[];
+
+#define CHAIN_HW     32  /* a threshold interrupt every few dozen records, each an append */
+#define CHAIN_ROUNDS 100 /* each a task: its start and its end race the tracer too */
+#define CHAIN_FULL   100 /* passes per task at full volume */
+#define CHAIN_PASSES (test_volume(CHAIN_FULL) + 1)
+#define CHAIN_LINKS  7    /* records per pass */
+#define CHAIN_RING   1024 /* a task's whole trace: the ring never fills, nothing is dropped */
+#define CHAIN_CHUNK  24   /* what one drain takes: less than an append brings */
+#define CHAIN_RACES  1    /* drains with an append meanwhile: none, and nothing was shown */
+_Static_assert((CHAIN_FULL + 1) * CHAIN_LINKS + 16 <= CHAIN_RING, "room for the kernel's records");
+
+static bool in_chain(uint64_t a)
+{
+    return a >= USER_CODE_VA && a < USER_CODE_VA + (uint64_t)(uc_chain_end - uc_chain_start);
+}
+
+/* Follows uc_chain's trace across drains: each of its records (from and to in the program:
+ * the kernel's entries and returns are left out) starts where the one before it ended. */
+struct chain {
+    uint64_t last_to, links, breaks;
+};
+
+static void chain_follow(struct chain *c, const struct bts_record *r, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (!in_chain(r[i].from) || !in_chain(r[i].to))
+            continue;
+        if (c->last_to && r[i].from != c->last_to && c->breaks++ == 0)
+            test_diag("the chain breaks after %lu links: %#lx -> %#lx follows ... -> %#lx",
+                      c->links, r[i].from, r[i].to, c->last_to);
+        c->last_to = r[i].to;
+        c->links++;
+    }
+}
+
+static uint64_t pmis_of(struct bts_trace *t)
+{
+    struct bts_status st;
+    return bts_status(t, &st) == 0 ? st.pmis : 0;
+}
+
+/* One tracee: started, drained while it runs, drained after it ended. */
+struct chain_round {
+    uint64_t drains, raced;
+    struct chain c;
+};
+
+static bool chain_round(struct chain_round *r)
+{
+    struct bts_trace tr = {0};
+    struct bts_config cfg =
+        cfg_interrupt(CHAIN_HW, 0, CHAIN_RING, BTS_POLICY_STOP, BTS_EVENTS_BRANCHES, BTS_CPL_USER);
+    int err = bts_configure(&tr, &cfg);
+    struct task *tk =
+        err ? NULL : task_create_user_on(1, "chain", USER_PROG(uc_chain), 0, CHAIN_PASSES, 0);
+    if (!CHECK(!err && tk, "trace %s, task %p", err_name(err), (void *)tk)) {
+        bts_release(&tr);
+        return false;
+    }
+    task_set_trace(tk, task_current(), &tr);
+    bts_enable(&tr);
+    task_launch(tk);
+    /* Drains as fast as the tracer can, from before cpu 1 loads the trace until the task has
+     * left it, while cpu 1 records and appends. */
+    struct bts_record buf[CHAIN_CHUNK];
+    r->c = (struct chain){0};
+    while (__atomic_load_n(&tk->state, __ATOMIC_SEQ_CST) != TASK_ZOMBIE) {
+        uint64_t pmis = pmis_of(&tr);
+        int64_t n = bts_drain_raw(&tr, buf, CHAIN_CHUNK);
+        if (n <= 0)
+            continue;
+        r->drains++;
+        if (pmis_of(&tr) != pmis)
+            r->raced++;
+        chain_follow(&r->c, buf, n);
+    }
+    /* The rest, once the task has left its CPU (its hardware buffer is the tracer's then). */
+    task_wait(tk);
+    bts_disable(&tr);
+    for (int64_t n; (n = bts_drain_raw(&tr, buf, CHAIN_CHUNK)) > 0;)
+        chain_follow(&r->c, buf, n);
+    struct bts_status st;
+    bool ok = CHECK_EQ(bts_status(&tr, &st), 0);
+    ok = ok && CHECK(r->c.breaks == 0, "the chain broke %lu times", r->c.breaks);
+    /* Each pass links CHAIN_LINKS records but the last, whose LOOP falls through. */
+    uint64_t want = CHAIN_PASSES * CHAIN_LINKS - 1;
+    ok = ok &&
+         CHECK(st.lost == 0 && r->c.links == want,
+               "%lu records of the chain drained, %lu made, %lu lost", r->c.links, want, st.lost);
+    ok = ok && CHECK(tk->cpu == 1 && !tk->faulted, "the task ran on cpu %u, faulted %d", tk->cpu,
+                     tk->faulted);
+    task_join(tk, NULL);
+    bts_release(&tr);
+    return ok;
+}
+
+BTS_SMP_TEST(drain_live,
+             "a tracer on cpu 0 drains traces while their threshold interrupts append to them on "
+             "cpu 1, from before each task starts until it ends: every record once, in order",
+             30000)
+{
+    if (!need_aps() || !bts_require())
+        return;
+    uint64_t drains = 0, raced = 0;
+    unsigned round = 0;
+    for (; round < CHAIN_ROUNDS; round++) {
+        struct chain_round r = {0};
+        bool ok = chain_round(&r);
+        drains += r.drains;
+        raced += r.raced;
+        if (!ok) {
+            test_diag("in round %u of %u", round + 1, CHAIN_ROUNDS);
+            return;
+        }
+    }
+    /* Nothing proven unless the drains raced the appends. */
+    CHECK(raced >= CHAIN_RACES, "only %lu of %lu drains had an append come meanwhile", raced,
+          drains);
+    test_info("%u tasks, %lu drains, %lu with an append meanwhile", round, drains, raced);
+}

@@ -310,7 +310,7 @@ st-hw-seed2:
 st-hw-seed3:
 	$(RUNNER) --config direct --tag hw-seed3 --append "model=hw seed=3 volume=quick $(HW_TESTS)" $(HW_HEADER)
 st-hw-nmi:
-	$(RUNNER) --config direct --tag hw-nmi --append "model=hw seed=4 pmi=nmi $(HW_TESTS)" $(HW_HEADER)
+	$(RUNNER) --config direct --tag hw-nmi --append "model=hw seed=4 pmi=nmi volume=quick $(HW_TESTS)" $(HW_HEADER)
 st-char-narrow:
 	$(RUNNER) --config direct --tag char-narrow \
 	    --append "model=hw model.skid=0 model.offos_returns=never seed=5 tests=char.*" \

@@ -16,7 +16,7 @@ FUZZ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -I. -DBTSX_HOST \
                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                -fno-omit-frame-pointer
 FUZZ_SECONDS       ?= 60
-FUZZ_CHECK_SECONDS ?= 5
+FUZZ_CHECK_SECONDS ?= 3
 # Inputs over 4 KiB explore nothing the parsers' limits do not already cut short.
 FUZZ_OPTS := -max_len=4096 -timeout=10 -rss_limit_mb=1024 -print_final_stats=1
 

@@ -132,16 +132,23 @@ static unsigned qrencode(const uint8_t *data, size_t len, enum qr_level level, u
 }
 
 static unsigned masks_chosen; /* bit m: qrencode and the encoder agreed on mask m somewhere */
+/* False with --no-oracles (the sanitized passes): the encoder still runs over every input, but
+ * qrencode and zbarimg, whose processes are most of the time, run in the plain pass only. */
+static bool oracles = true;
 
 /* Encodes data with the encoder and with qrencode and requires the same matrix. */
 static void compare_with_qrencode(const uint8_t *data, size_t len, enum qr_level level,
                                   unsigned version)
 {
     static bool m[QR_SIZE_MAX * QR_SIZE_MAX];
-    unsigned size = qrencode(data, len, level, version, m);
     unsigned diffs = 0, fx = 0, fy = 0;
 
     assert_int_equal(qr_encode(&qr, data, len, level, version, QR_MASK_AUTO), 0);
+    if (!oracles) {
+        masks_chosen |= 1u << qr.mask;
+        return;
+    }
+    unsigned size = qrencode(data, len, level, version, m);
     if (qr.size != size)
         fail_msg("len %zu level %c version %u: size %u, qrencode %u", len, level_letter[level],
                  version, qr.size, size);
@@ -321,7 +328,8 @@ static void test_zbar_decodes(void **state)
 
             assert_int_equal(qr_encode(&qr, text, len, l, QR_VERSION_AUTO, (int)mask), 0);
             assert_int_equal(qr.mask, mask);
-            decode_with_zbar(text);
+            if (oracles)
+                decode_with_zbar(text);
         }
     }
 }
@@ -407,6 +415,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_zbar_decodes),
     };
 
+    if (argc > 1 && strcmp(argv[1], "--no-oracles") == 0) {
+        oracles = false;
+        argc--;
+        argv++;
+    }
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);
     alarm(UNIT_TIMEOUT_S);

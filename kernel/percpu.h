@@ -78,9 +78,9 @@ struct percpu {
     /* The test watchdog (sched/supervise.c): set by the bootstrap CPU when a test's deadline
      * found a task of the test running here, cleared here when this CPU answers; wd_nmi also
      * when the request went as an NMI (nothing else makes an NMI the watchdog's); the tasks the
-     * watchdog ended here. */
+     * watchdog ended here, and how many of them by the NMI. */
     volatile bool wd_asked, wd_nmi;
-    volatile uint64_t wd_stopped;
+    volatile uint32_t wd_stopped, wd_stopped_nmi;
 } __attribute__((aligned(PERCPU_SIZE)));
 
 _Static_assert(sizeof(struct percpu) == PERCPU_SIZE, "kernel/isr.S steps through them by size");

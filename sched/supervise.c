@@ -184,6 +184,7 @@ static void watchdog_stop(struct trap_frame *f, bool nmi)
             backtrace_from(f->rbp, kprintf_diag);
     }
     c->wd_stopped++;
+    c->wd_stopped_nmi += nmi;
     kprintf_diag("task %u (%s) stopped by the watchdog on cpu %u", t->id, t->name, c->cpu);
     /* As on the bootstrap CPU (sched_abort_current()), from the interrupt: nothing returns to
      * the interrupted context, so an NMI's frame on the IST stack is simply abandoned. */

@@ -53,8 +53,9 @@ TEST_FLAGS(selftest, hang_irqoff, "spins forever with interrupts off", HANG_TIME
  * woke (status E_TIMEDOUT), and what was free before the first (frames, heap) and how many
  * tasks the watchdog had ended there. */
 #define HANG_CPU 1
-static unsigned hangs, woken;
-static uint64_t frames_before, stopped_before;
+static unsigned hangs, hangs_irqoff, woken;
+static uint64_t frames_before;
+static uint32_t stopped_before, stopped_nmi_before;
 static size_t heap_before;
 
 static void spin(void *irqoff)
@@ -75,7 +76,9 @@ static void hang_on_ap(bool irqoff)
         frames_before = frames_free_count(&kernel_frames);
         heap_before = heap_free_bytes();
         stopped_before = smp_cpu(HANG_CPU)->wd_stopped;
+        stopped_nmi_before = smp_cpu(HANG_CPU)->wd_stopped_nmi;
     }
+    hangs_irqoff += irqoff;
     struct task *t = task_create_on(HANG_CPU, irqoff ? "hang_ap_irqoff" : "hang_ap", spin,
                                     irqoff ? (void *)1 : NULL);
     CHECK(t != NULL, "no task on cpu %u", HANG_CPU);
@@ -119,7 +122,9 @@ TEST_FLAGS(selftest, hang_ap_after, "after the hangs, cpu 1 runs a task again; t
     }
     CHECK(woken == hangs, "%u of %u hung task(s) ended with E_TIMEDOUT and woke the joiner", woken,
           hangs);
-    CHECK_EQ(smp_cpu(HANG_CPU)->wd_stopped - stopped_before, (uint64_t)hangs);
+    /* Each ended there, the one with interrupts off by the NMI, the other by the fixed IPI. */
+    CHECK_EQ(smp_cpu(HANG_CPU)->wd_stopped - stopped_before, hangs);
+    CHECK_EQ(smp_cpu(HANG_CPU)->wd_stopped_nmi - stopped_nmi_before, hangs_irqoff);
     /* The hung tasks' stacks and structures (a task left running keeps both). */
     CHECK_EQ(frames_free_count(&kernel_frames), frames_before);
     CHECK_EQ(heap_free_bytes(), heap_before);

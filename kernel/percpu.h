@@ -10,7 +10,7 @@
  * What lives here: what bringing a CPU up needs (kernel/smp.c), what the entry code reads
  * (the TSS, for RSP0 in kernel/isr.S and sched/syscall_entry.S; the user RSP across the
  * SYSCALL entry's stack switch), the scheduler's current task, run queue and idle task and the
- * trap nesting (sched/, kernel/trap.c), and the DS layer's per-CPU state: the loaded trace, the
+ * trap nesting (sched/, kernel/trap.c), the DS layer's per-CPU state: the loaded trace, the
  * idle DS area, the spurious threshold interrupts (ds/trace.c, ds/pmi.c) and the BTS model's
  * registers and stepping state (ds/model.c), and the test watchdog's state on this CPU
  * (sched/supervise.c: whether the bootstrap CPU asked it to end the test task it runs, and whether

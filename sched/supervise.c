@@ -137,7 +137,9 @@ void sched_abort_current(const char *why)
  * watchdog's lag spins with interrupts off, and gets an NMI; its NMI handler knows the NMI for
  * the watchdog's only by wd_nmi, set before it was sent. The CPU clears its request when it
  * answers, so a request that arrives twice (the fixed IPI held back until the NMI's end of the
- * task turned interrupts on) ends nothing the second time.
+ * task turned interrupts on) ends nothing the second time. That late IPI also ends the NMI
+ * blocking: task_exit() from the NMI handler never IRETs, and the next IRET on the CPU (this
+ * handler's, as soon as its idle loop enables interrupts) is what lets the next NMI in.
  */
 static bool runs_test_task(const struct percpu *c)
 {
@@ -241,17 +243,22 @@ void sched_watchdog_collect(uint64_t lag_us, uint64_t grace_us)
                 struct task *t = c->current;
                 kprintf_diag("watchdog: cpu %u did not stop task %u (%s) in %lu ms", i, t->id,
                              t->name, (unsigned long)((lag_us + grace_us) / 1000));
-                /* A request that arrives later must not end a later test's task. */
-                __atomic_store_n(&c->wd_nmi, false, __ATOMIC_SEQ_CST);
-                __atomic_store_n(&c->wd_asked, false, __ATOMIC_SEQ_CST);
                 continue;
             }
             waiting = true;
+            /* Asked again also when it answered but has not yet made the task a zombie: the
+             * second request finds nothing to end. */
             if (!__atomic_load_n(&c->wd_asked, __ATOMIC_SEQ_CST))
                 ask(c);
             else if (late && !c->wd_nmi)
                 ask_nmi(c);
         }
+    }
+    /* A request still on its way (asked twice, or given up on) must not end a later test's
+     * task: once the flags are clear it finds nothing asked. */
+    for (unsigned i = 1; i < smp_online(); i++) {
+        __atomic_store_n(&smp_cpu(i)->wd_nmi, false, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&smp_cpu(i)->wd_asked, false, __ATOMIC_SEQ_CST);
     }
 }
 

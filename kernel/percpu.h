@@ -10,10 +10,13 @@
  * What lives here: what bringing a CPU up needs (kernel/smp.c), what the entry code reads
  * (the TSS, for RSP0 in kernel/isr.S and sched/syscall_entry.S; the user RSP across the
  * SYSCALL entry's stack switch), the scheduler's current task, run queue and idle task and the
- * trap nesting (sched/, kernel/trap.c), and the DS layer's per-CPU state: the loaded trace, the idle DS area, the
- * spurious threshold interrupts (ds/trace.c, ds/pmi.c) and the BTS model's registers and
- * stepping state (ds/model.c). The test watchdog's timers (kernel/timer.c, kernel/nmiwd.c)
- * are still the bootstrap CPU's alone.
+ * trap nesting (sched/, kernel/trap.c), the DS layer's per-CPU state: the loaded trace, the
+ * idle DS area, the spurious threshold interrupts (ds/trace.c, ds/pmi.c) and the BTS model's
+ * registers and stepping state (ds/model.c), and the test watchdog's state on this CPU
+ * (sched/supervise.c: whether the bootstrap CPU asked it to end the test task it runs, and whether
+ * by an NMI). The watchdog's clock stays the bootstrap CPU's: its software timers (kernel/timer.c)
+ * run on its LAPIC timer and the NMI watchdog (kernel/nmiwd.c) reaches it alone, so nothing
+ * interrupts an AP before a test's deadline.
  */
 #ifndef BTSX_KERNEL_PERCPU_H
 #define BTSX_KERNEL_PERCPU_H
@@ -72,6 +75,12 @@ struct percpu {
     void (*volatile run_fn)(void *arg);
     void *volatile run_arg;
     volatile uint64_t run_seq, run_done;
+    /* The test watchdog (sched/supervise.c): set by the bootstrap CPU when a test's deadline
+     * found a task of the test running here, cleared here when this CPU answers; wd_nmi also
+     * when the request went as an NMI (nothing else makes an NMI the watchdog's); the tasks the
+     * watchdog ended here, and how many of them by the NMI. */
+    volatile bool wd_asked, wd_nmi;
+    volatile uint32_t wd_stopped, wd_stopped_nmi;
 } __attribute__((aligned(PERCPU_SIZE)));
 
 _Static_assert(sizeof(struct percpu) == PERCPU_SIZE, "kernel/isr.S steps through them by size");

@@ -229,10 +229,16 @@ static void ap_timer(struct trap_frame *f)
 }
 
 static smp_nmi_hook_t nmi_hook;
+static void (*watchdog_nmi)(struct trap_frame *f);
 
 void smp_set_nmi_hook(smp_nmi_hook_t hook)
 {
     nmi_hook = hook;
+}
+
+void smp_set_watchdog_nmi(void (*fn)(struct trap_frame *f))
+{
+    watchdog_nmi = fn;
 }
 
 /* Runs the pending call, if any; whether there was one. */
@@ -255,15 +261,19 @@ static void ap_call(struct trap_frame *f)
     apic_eoi();
 }
 
-/* NMIs do not queue: one NMI may stand for a call and another source at once (a threshold
- * interrupt with pmi=nmi), so every source is asked. */
+/* NMIs do not queue: one NMI may stand for a call, the watchdog and another source at once (a
+ * threshold interrupt with pmi=nmi), so every source is asked. */
 static void ap_nmi(struct trap_frame *f)
 {
     struct percpu *p = this_cpu();
     p->call_nmis++;
     bool claimed = run_call(p);
+    /* The watchdog's NMI is the one the bootstrap CPU said it sent (percpu wd_nmi). */
+    bool watchdog = __atomic_load_n(&p->wd_nmi, __ATOMIC_ACQUIRE);
     if (nmi_hook)
-        nmi_hook(f, claimed);
+        nmi_hook(f, claimed || watchdog);
+    if (watchdog && watchdog_nmi)
+        watchdog_nmi(f); /* last: it may end the interrupted task and never return */
 }
 
 static void cpu_wake(struct trap_frame *f)
@@ -439,6 +449,18 @@ int smp_run(unsigned cpu, void (*fn)(void *arg), void *arg)
     p->run_arg = arg;
     __atomic_store_n(&p->run_seq, p->run_seq + 1, __ATOMIC_RELEASE);
     apic_send_ipi(p->apic_id, VEC_SMP_WAKE);
+    return 0;
+}
+
+int smp_signal(unsigned cpu, unsigned vector, bool nmi)
+{
+    struct percpu *p = smp_cpu(cpu);
+    if (cpu == 0 || !p)
+        return E_INVAL;
+    if (nmi)
+        apic_send_nmi(p->apic_id);
+    else
+        apic_send_ipi(p->apic_id, vector);
     return 0;
 }
 

@@ -10,8 +10,9 @@
  * state (its idle DS area, its loaded trace, the BTS model's registers, its LVT PC:
  * kernel/percpu.h), so each traces its own tasks, and its threshold interrupt is its own. An
  * AP takes what is sent to it: its own timer, smp_call() as a fixed IPI or an NMI, the wake-up
- * IPI (smp_kick()), the spurious vector, and what the DS layer installs on every CPU (the
- * model's #DB, the threshold interrupt); kernel/trap.c dispatches an AP's interrupts apart.
+ * IPI (smp_kick()), the test watchdog's request as a fixed IPI or an NMI (smp_signal()), the
+ * spurious vector, and what the DS layer installs on every CPU (the model's #DB, the threshold
+ * interrupt); kernel/trap.c dispatches an AP's interrupts apart.
  *
  * smp=N|all (default all) limits how many CPUs run, the bootstrap CPU included: smp=1 is the
  * kernel of one CPU, which never touches the MADT's other entries.
@@ -78,12 +79,22 @@ int smp_call(unsigned cpu, void (*fn)(void *arg), void *arg, bool nmi);
  * one. The scheduler hands each AP its own loop this way (sched_init_aps(), which never
  * returns), so after boot an AP is reached through its run queue (task_create_on()). */
 int smp_run(unsigned cpu, void (*fn)(void *arg), void *arg);
+/* Sends an online AP the fixed IPI `vector`, or an NMI (nmi true), and returns at once; what
+ * it runs there is the vector's AP handler (trap_set_ap_handler()) or the NMI's hooks. The test
+ * watchdog's requests (sched/supervise.c), which must not wait for an AP that may be hung. 0, or
+ * E_INVAL for a CPU that is not an online AP. */
+int smp_signal(unsigned cpu, unsigned vector, bool nmi);
 /* Sends CPU `cpu` the wake-up IPI, which ends an idle HLT (not to the calling CPU). */
 void smp_kick(unsigned cpu);
 /* Another source of an AP's NMIs (the threshold interrupt with pmi=nmi): called for every NMI
- * an AP takes, after smp_call()'s, with whether smp_call() had a call pending. */
+ * an AP takes, after smp_call()'s, with whether smp_call() had a call pending or the watchdog
+ * sent one. */
 typedef void (*smp_nmi_hook_t)(struct trap_frame *f, bool claimed);
 void smp_set_nmi_hook(smp_nmi_hook_t hook);
+/* The test watchdog's part of an AP's NMI handler (sched/supervise.c), called last for an NMI
+ * that arrives while the CPU's struct percpu says the watchdog sent one (wd_nmi), after the
+ * other sources were asked; it may not return (it ends the task the NMI interrupted). */
+void smp_set_watchdog_nmi(void (*fn)(struct trap_frame *f));
 /* Arms the calling AP's LAPIC one-shot timer `us` from now, on the bootstrap CPU's timer rate;
  * the interrupt counts in this_cpu()->timer_irqs, and timer_armed_tsc and timer_fired_tsc say
  * how long it took. (The bootstrap CPU's timer belongs to kernel/timer.c.) */

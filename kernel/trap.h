@@ -8,6 +8,10 @@
 #define VEC_SMP_CALL     0xE4 /* smp_call() to an application processor (kernel/smp.c) */
 #define VEC_PMI          0xE8 /* LVT performance counter (BTS threshold) */
 #define VEC_TIMER        0xF0 /* LAPIC timer */
+/* The test watchdog's request to an AP to end the test task it runs (sched/supervise.c). In the
+ * top priority class, like the wake-up below: a tracee suspended in its threshold interrupt
+ * keeps that class in service while the CPU runs its tracer, which may be what hangs. */
+#define VEC_WATCHDOG     0xF4
 /* Wakes a CPU's idle loop (smp_run(), a task queued from another CPU). Above the threshold
  * interrupt's priority class: a task suspended inside its PMI (the stream policy) keeps that
  * vector in service until it resumes, and its CPU must still be woken meanwhile. */

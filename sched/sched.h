@@ -144,6 +144,15 @@ __attribute__((noreturn)) void sched_abort_current(const char *why);
 /* The runner is blocked and nothing can run: wake it so that its wait gives up (the test
  * then ends as timed out). */
 void sched_abort_runner(void);
+/* The watchdog on the other CPUs, from the bootstrap CPU (sched/supervise.c): asks each AP
+ * running a task of the test to end it (a fixed IPI) and returns how many run one; */
+unsigned sched_watchdog_ask(void);
+/* sends an NMI to each AP asked that has not answered (interrupts off there); */
+void sched_watchdog_nmi(void);
+/* and after a timed-out test, in the runner: waits until no AP runs a task of the test, asking
+ * one not asked yet, sending the NMI to one that has not answered after lag_us, and giving up
+ * (said) on one still running it after lag_us + grace_us. */
+void sched_watchdog_collect(uint64_t lag_us, uint64_t grace_us);
 /* After a test: ends and frees every task it left behind; returns how many. */
 unsigned sched_kill_others(void);
 

@@ -2,10 +2,12 @@
  * The scheduler's supervision of tasks: the stream policy's tracer/tracee hand-over, faults
  * of tasks (contained, with the crash report), and the test watchdog's ways of ending a hang.
  */
+#include "kernel/apic.h"
 #include "kernel/console.h"
 #include "kernel/cpu.h"
 #include "kernel/errno.h"
 #include "kernel/printf.h"
+#include "kernel/smp.h"
 #include "kernel/symbols.h"
 #include "kernel/trap.h"
 #include "sched/internal.h"
@@ -72,9 +74,14 @@ static void task_symbol(const struct task *t, uint64_t a, char *buf, size_t len)
     symbol_format(a, buf, len);
 }
 
+static void watchdog_ipi(struct trap_frame *f);
+static void watchdog_nmi(struct trap_frame *f);
+
 void sched_supervise_init(void)
 {
     trap_fault_hook = sched_task_fault;
+    trap_set_ap_handler(VEC_WATCHDOG, watchdog_ipi);
+    smp_set_watchdog_nmi(watchdog_nmi);
 }
 
 /* The debugging use case: a traced task crashes, and the report shows how it got there. */
@@ -118,6 +125,141 @@ void sched_abort_current(const char *why)
 {
     kprintf_diag("task %u (%s) %s", current_task->id, current_task->name, why);
     task_exit(E_TIMEDOUT);
+}
+
+/*
+ * The watchdog on the application processors. The bootstrap CPU keeps the clock (its LAPIC
+ * timer, its NMI watchdog) and sends nothing to an AP before a test's deadline: the BTS model
+ * records every interrupt that reaches traced code, so an AP's exact traces stay exact. At the
+ * deadline each AP that runs a task of the test (any but its idle task: the runner's are the
+ * only others) is asked by a fixed IPI to end it, as the bootstrap CPU ends its own: the task
+ * exits timed out and its joiner is woken. An AP that has not answered after the NMI
+ * watchdog's lag spins with interrupts off, and gets an NMI; its NMI handler knows the NMI for
+ * the watchdog's only by wd_nmi, set before it was sent. The CPU clears its request when it
+ * answers, so a request that arrives twice (the fixed IPI held back until the NMI's end of the
+ * task turned interrupts on) ends nothing the second time. That late IPI also ends the NMI
+ * blocking: task_exit() from the NMI handler never IRETs, and the next IRET on the CPU (this
+ * handler's, as soon as its idle loop enables interrupts) is what lets the next NMI in.
+ */
+static bool runs_test_task(const struct percpu *c)
+{
+    const struct task *t = __atomic_load_n(&c->current, __ATOMIC_ACQUIRE);
+    return t && t != c->idle && __atomic_load_n(&t->state, __ATOMIC_SEQ_CST) != TASK_ZOMBIE;
+}
+
+static void ask(struct percpu *c)
+{
+    __atomic_store_n(&c->wd_asked, true, __ATOMIC_SEQ_CST);
+    smp_signal(c->cpu, VEC_WATCHDOG, false);
+}
+
+static void ask_nmi(struct percpu *c)
+{
+    __atomic_store_n(&c->wd_nmi, true, __ATOMIC_SEQ_CST);
+    smp_signal(c->cpu, 0, true);
+}
+
+/* On the AP: end the task running here, if it is still a task of the test. */
+static void watchdog_stop(struct trap_frame *f, bool nmi)
+{
+    struct percpu *c = this_cpu();
+    struct task *t = c->current;
+    __atomic_store_n(&c->wd_nmi, false, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&c->wd_asked, false, __ATOMIC_SEQ_CST);
+    if (t == c->idle || t->state == TASK_ZOMBIE)
+        return; /* it ended by itself meanwhile */
+    if (c->sched_locks) {
+        /* Interrupted inside the scheduler (an NMI is not held back): ending the task here
+         * would never release the lock. The bootstrap CPU gives up on it and says so. */
+        kprintf_diag("watchdog: task %u (%s) holds a scheduler lock on cpu %u: not stopped", t->id,
+                     t->name, c->cpu);
+        return;
+    }
+    if (nmi) {
+        char sym[SYMBOL_TEXT_MAX];
+        task_symbol(t, f->rip, sym, sizeof(sym));
+        kprintf_diag("NMI watchdog: task %u (%s) overdue with interrupts %s on cpu %u, at %s (RIP "
+                     "%#lx, RFLAGS %#lx)",
+                     t->id, t->name, (f->rflags & RFLAGS_IF) ? "on" : "off", c->cpu, sym, f->rip,
+                     f->rflags);
+        if (!trap_from_user(f))
+            backtrace_from(f->rbp, kprintf_diag);
+    }
+    c->wd_stopped++;
+    c->wd_stopped_nmi += nmi;
+    kprintf_diag("task %u (%s) stopped by the watchdog on cpu %u", t->id, t->name, c->cpu);
+    /* As on the bootstrap CPU (sched_abort_current()), from the interrupt: nothing returns to
+     * the interrupted context, so an NMI's frame on the IST stack is simply abandoned. */
+    task_exit(E_TIMEDOUT);
+}
+
+static void watchdog_ipi(struct trap_frame *f)
+{
+    apic_eoi(); /* first: task_exit() never comes back to it */
+    if (__atomic_load_n(&this_cpu()->wd_asked, __ATOMIC_SEQ_CST))
+        watchdog_stop(f, false);
+}
+
+static void watchdog_nmi(struct trap_frame *f)
+{
+    watchdog_stop(f, true);
+}
+
+unsigned sched_watchdog_ask(void)
+{
+    unsigned n = 0;
+    for (unsigned i = 1; i < smp_online(); i++) {
+        struct percpu *c = smp_cpu(i);
+        if (!runs_test_task(c))
+            continue;
+        if (!__atomic_load_n(&c->wd_asked, __ATOMIC_SEQ_CST))
+            ask(c);
+        n++;
+    }
+    return n;
+}
+
+void sched_watchdog_nmi(void)
+{
+    for (unsigned i = 1; i < smp_online(); i++) {
+        struct percpu *c = smp_cpu(i);
+        if (__atomic_load_n(&c->wd_asked, __ATOMIC_SEQ_CST) && !c->wd_nmi && runs_test_task(c))
+            ask_nmi(c);
+    }
+}
+
+void sched_watchdog_collect(uint64_t lag_us, uint64_t grace_us)
+{
+    uint64_t t0 = rdtsc();
+    for (bool waiting = true; waiting; cpu_relax()) {
+        bool late = tsc_to_us(rdtsc() - t0) >= lag_us;
+        bool given_up = tsc_to_us(rdtsc() - t0) >= lag_us + grace_us;
+        waiting = false;
+        for (unsigned i = 1; i < smp_online(); i++) {
+            struct percpu *c = smp_cpu(i);
+            if (!runs_test_task(c))
+                continue;
+            if (given_up) {
+                struct task *t = c->current;
+                kprintf_diag("watchdog: cpu %u did not stop task %u (%s) in %lu ms", i, t->id,
+                             t->name, (unsigned long)((lag_us + grace_us) / 1000));
+                continue;
+            }
+            waiting = true;
+            /* Asked again also when it answered but has not yet made the task a zombie: the
+             * second request finds nothing to end. */
+            if (!__atomic_load_n(&c->wd_asked, __ATOMIC_SEQ_CST))
+                ask(c);
+            else if (late && !c->wd_nmi)
+                ask_nmi(c);
+        }
+    }
+    /* A request still on its way (asked twice, or given up on) must not end a later test's
+     * task: once the flags are clear it finds nothing asked. */
+    for (unsigned i = 1; i < smp_online(); i++) {
+        __atomic_store_n(&smp_cpu(i)->wd_nmi, false, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&smp_cpu(i)->wd_asked, false, __ATOMIC_SEQ_CST);
+    }
 }
 
 void sched_abort_runner(void)

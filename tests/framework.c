@@ -204,24 +204,46 @@ static bool watchdog_hit;
 static int watchdog_timer = -1; /* the running test's LAPIC watchdog timer */
 
 static void nmi_watchdog_fired(struct trap_frame *f);
+static void watchdog_fired(struct trap_frame *f, void *arg);
 
-static void watchdog_fired(struct trap_frame *f, void *arg)
+/* The lag after the deadline: the other CPUs that have not answered spin with interrupts off. */
+static void watchdog_nmi_aps(struct trap_frame *f, void *arg)
 {
+    (void)f;
     (void)arg;
+    sched_watchdog_nmi();
+}
+
+/* aps: also ask the other CPUs to end the test's tasks they run (not from the NMI, which may
+ * have interrupted an IPI being sent: the cleanup asks them then, sched_watchdog_collect()). */
+static void watchdog_end(struct trap_frame *f, bool aps)
+{
+    unsigned asked = aps ? sched_watchdog_ask() : 0;
+    if (asked)
+        timer_start_us(NMI_WATCHDOG_LAG_US, watchdog_nmi_aps, NULL);
     if (!sched_in_runner()) {
         /* The test's tasks are what hangs: end the one running (or, if nothing can run,
-         * make the runner's wait give up), and keep watching. */
+         * make the runner's wait give up), and keep watching. A task of the test on another
+         * CPU ends there and wakes its joiner, so the runner is left to that at the deadline;
+         * from the grace period on, it gives up whatever it waits for. */
+        bool again = watchdog_hit;
         watchdog_hit = true;
         timer_start_us(WATCHDOG_GRACE_US, watchdog_fired, NULL);
         nmi_watchdog_arm_us(WATCHDOG_GRACE_US + NMI_WATCHDOG_LAG_US, nmi_watchdog_fired);
-        if (sched_in_idle())
-            sched_abort_runner();
-        else
+        if (!sched_in_idle())
             sched_abort_current("stopped by the watchdog");
+        else if (!asked || again)
+            sched_abort_runner();
         return;
     }
     if (!recover_from_trap(f, RECOVER_TIMEOUT))
         kprintf("# watchdog fired outside a test\n");
+}
+
+static void watchdog_fired(struct trap_frame *f, void *arg)
+{
+    (void)arg;
+    watchdog_end(f, true);
 }
 
 /* The test ran past its deadline with interrupts off: say where, then end it like the LAPIC
@@ -240,7 +262,7 @@ static void nmi_watchdog_fired(struct trap_frame *f)
               test_current_name(), (f->rflags & RFLAGS_IF) ? "on" : "off", sym, f->rip, f->rflags);
     if (!trap_from_user(f))
         backtrace_from(f->rbp, kprintf_diag);
-    watchdog_fired(f, NULL);
+    watchdog_end(f, false);
 }
 
 static void run_fn(void *arg)
@@ -264,12 +286,15 @@ void test_progress(void)
     irq_restore(irq);
 }
 
-static void cleanup_after_test(void)
+static void cleanup_after_test(bool timed_out)
 {
     irq_disable();
     nmi_watchdog_cancel();
     timer_cancel_all();
     watchdog_timer = -1;
+    /* Before the cleanups free the test's tasks: none may still run on another CPU. */
+    if (timed_out)
+        sched_watchdog_collect(NMI_WATCHDOG_LAG_US, WATCHDOG_GRACE_US);
     for (const struct test_cleanup *c = __cleanup_start; c < __cleanup_end; c++)
         c->fn();
     unsigned stuck = apic_eoi_all();
@@ -289,7 +314,7 @@ static void run_one(const struct test_case *tc, unsigned index)
     watchdog_timer = timer_start_us((uint64_t)timeout * 1000, watchdog_fired, NULL);
     nmi_watchdog_arm_us((uint64_t)timeout * 1000 + NMI_WATCHDOG_LAG_US, nmi_watchdog_fired);
     enum recover_reason why = recover_run(&r, run_fn, (void *)tc);
-    cleanup_after_test();
+    cleanup_after_test(why == RECOVER_TIMEOUT || watchdog_hit);
     uint64_t us = tsc_to_us(rdtsc() - t0);
 
     if (verbose)

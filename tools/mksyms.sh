@@ -15,7 +15,9 @@ awk 'function hex(s,   i, v) {
 BEGIN { n = 0; encl = 0 }
 { if (NF == 4) { sz = $2; $2 = $3; $3 = $4 } else sz = "" }
 $2 ~ /^[TtDdRrBb]$/ && $3 !~ /^(\.L|\$)/ {
-    if (n > 0 && addr[n - 1] == $1) {
+    # Addresses compare as strings: awk takes a field such as 000000000017e530 for a number
+    # (17e530, which overflows to infinity), and two such addresses would compare equal.
+    if (n > 0 && addr[n - 1] "" == $1 "") {
         if (name[n - 1] ~ /_end$/ && $3 !~ /_end$/)
             name[n - 1] = $3
         if (sz != "" && (size[n - 1] == "" || hex(sz) > hex(size[n - 1])))

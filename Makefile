@@ -274,7 +274,8 @@ st-selftest:
 # check after them passes.
 SELFTEST_EXPECT_ALL := selftest.fault=fail,selftest.hang=timeout,selftest.fail=fail
 SELFTEST_EXPECT_ALL := $(SELFTEST_EXPECT_ALL),selftest.hang_irqoff=timeout,selftest.stack_smash=fail
-HANG_AP_EXPECT := selftest.hang_ap=timeout,selftest.hang_ap_irqoff=timeout,selftest.hang_ap_after=pass
+HANG_AP_EXPECT := selftest.hang_ap=timeout,selftest.hang_ap_irqoff=timeout,selftest.hang_ap_user=timeout,
+HANG_AP_EXPECT := $(HANG_AP_EXPECT)selftest.hang_ap_after=pass
 SELFTEST_EXPECT := $(SELFTEST_EXPECT_ALL),selftest.hang_ap*=skip
 SELFTEST_EXPECT_SMP := $(SELFTEST_EXPECT_ALL),$(HANG_AP_EXPECT)
 # The summary screen, read through QEMU's monitor after an exit=halt run (--expect-screen):

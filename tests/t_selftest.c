@@ -13,6 +13,7 @@
 #include "kernel/smp.h"
 #include "sched/sched.h"
 #include "tests/test.h"
+#include "tests/usertest.h"
 
 #define HANG_TIMEOUT_MS 300
 
@@ -66,7 +67,9 @@ static void spin(void *irqoff)
         cpu_relax();
 }
 
-static void hang_on_ap(bool irqoff)
+/* A task on CPU 1 that never ends: a kernel one spinning (with interrupts off if irqoff), or,
+ * with user set, a user one in uc_spin with 2^64 passes to go. */
+static void hang_on_ap(bool irqoff, bool user)
 {
     if (smp_online() <= HANG_CPU) {
         test_skip("one CPU online: no application processor to hang");
@@ -79,11 +82,15 @@ static void hang_on_ap(bool irqoff)
         stopped_nmi_before = smp_cpu(HANG_CPU)->wd_stopped_nmi;
     }
     hangs_irqoff += irqoff;
-    struct task *t = task_create_on(HANG_CPU, irqoff ? "hang_ap_irqoff" : "hang_ap", spin,
-                                    irqoff ? (void *)1 : NULL);
+    struct task *t =
+        user ? task_create_user_on(HANG_CPU, "hang_ap_user", USER_PROG(uc_spin), 0, 0, 0)
+             : task_create_on(HANG_CPU, irqoff ? "hang_ap_irqoff" : "hang_ap", spin,
+                              irqoff ? (void *)1 : NULL);
     CHECK(t != NULL, "no task on cpu %u", HANG_CPU);
     if (!t)
         return;
+    if (user)
+        task_launch(t);
     int status = 0;
     CHECK_EQ(task_join(t, &status), 0);
     test_info("the task on cpu %u ended with status %d", HANG_CPU, status);
@@ -95,14 +102,21 @@ static void hang_on_ap(bool irqoff)
 TEST_FLAGS(selftest, hang_ap, "a task on cpu 1 spins forever, the runner joins it", HANG_TIMEOUT_MS,
            TEST_FLAG_SELFTEST)
 {
-    hang_on_ap(false);
+    hang_on_ap(false, false);
 }
 
 /* CPU 0's interrupts stay on: only an NMI reaches CPU 1. */
 TEST_FLAGS(selftest, hang_ap_irqoff, "a task on cpu 1 spins forever with interrupts off",
            HANG_TIMEOUT_MS, TEST_FLAG_SELFTEST)
 {
-    hang_on_ap(true);
+    hang_on_ap(true, false);
+}
+
+/* At CPL 3 when the watchdog's IPI comes: the task ends from a user frame. */
+TEST_FLAGS(selftest, hang_ap_user, "a user task on cpu 1 loops forever", HANG_TIMEOUT_MS,
+           TEST_FLAG_SELFTEST)
+{
+    hang_on_ap(false, true);
 }
 
 static void where(void *arg)

@@ -1,5 +1,6 @@
 #include "kernel/apic.h"
 
+#include "kernel/calib.h"
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/cpu.h"
@@ -17,6 +18,10 @@
 #define X2APIC_ICR_MSR        0x830
 #define CALIBRATE_MS          10
 #define CALIBRATE_WINDOWS     5 /* median: under an emulator one window can be stretched */
+/* Rounds of windows until two in a row agree this closely (kernel/calib.h): under an emulator
+ * a whole round can be stretched. */
+#define CALIBRATE_ROUNDS      6
+#define CALIBRATE_AGREE_PCT   2
 #define TIMER_DIVIDER         16
 #define US_PER_S              1000000ULL
 #define ICR_SPIN_LIMIT        1000000
@@ -233,17 +238,6 @@ uint64_t apic_timer_measure_hz(enum clock_ref ref, unsigned ms, uint64_t *tsc)
     return best_hz;
 }
 
-uint64_t median_u64(uint64_t *v, unsigned n)
-{
-    for (unsigned i = 1; i < n; i++)
-        for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            uint64_t x = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = x;
-        }
-    return v[n / 2];
-}
-
 enum clock_ref apic_check_ref(void)
 {
     return pit_ok ? CLOCK_REF_PIT : hpet_present() ? CLOCK_REF_HPET : CLOCK_REF_NONE;
@@ -304,25 +298,42 @@ static void timer_calibrate(enum clock_choice choice)
         apic_write(APIC_TIMER_DIV, APIC_TIMER_DIV_16);
         return;
     }
-    uint64_t hz[CALIBRATE_WINDOWS], tsc[CALIBRATE_WINDOWS];
-    for (unsigned i = 0; i < CALIBRATE_WINDOWS; i++)
-        hz[i] = apic_timer_measure_hz(ref, CALIBRATE_MS, &tsc[i]);
-    uint64_t m_timer = median_u64(hz, CALIBRATE_WINDOWS),
-             m_tsc = median_u64(tsc, CALIBRATE_WINDOWS);
+    struct calib_round rounds[CALIBRATE_ROUNDS];
+    unsigned n = 0;
+    while (n < CALIBRATE_ROUNDS) {
+        uint64_t hz[CALIBRATE_WINDOWS], tsc[CALIBRATE_WINDOWS];
+        for (unsigned i = 0; i < CALIBRATE_WINDOWS; i++)
+            hz[i] = apic_timer_measure_hz(ref, CALIBRATE_MS, &tsc[i]);
+        rounds[n++] = (struct calib_round){median_u64(hz, CALIBRATE_WINDOWS),
+                                           median_u64(tsc, CALIBRATE_WINDOWS)};
+        if (n >= 2 && calib_agree(&rounds[n - 2], &rounds[n - 1], CALIBRATE_AGREE_PCT))
+            break;
+    }
+    bool agreed;
+    struct calib_round c = calib_choose(rounds, n, CALIBRATE_AGREE_PCT, &agreed);
+    uint64_t m_timer = c.timer_hz, m_tsc = c.tsc_hz;
+    /* Named in the header: a clock the emulator's host stretched at boot. */
+    char quirk[64] = "";
+    if (!agreed)
+        ksnprintf(quirk, sizeof(quirk), "; no 2 of %u rounds agreed: medians", n);
+    else if (n > 2)
+        ksnprintf(quirk, sizeof(quirk), "; round %u of %u (the first: timer %lu Hz)", n, n,
+                  rounds[0].timer_hz);
     if (m_timer == 0)
         panic("LAPIC timer does not count (%s calibration gave 0 Hz)", clock_ref_name(ref));
     if (cpuid_timer && agrees(m_timer, cpuid_timer) && agrees(m_tsc, cpuid_tsc)) {
         timer_hz_ = cpuid_timer; /* exact where the measurement is only close */
         tsc_hz_ = cpuid_tsc;
-        ksnprintf(source, sizeof(source), "cpuid-0x15; %s agrees%s", clock_ref_name(ref), why);
+        ksnprintf(source, sizeof(source), "cpuid-0x15; %s agrees%s%s", clock_ref_name(ref), why,
+                  quirk);
     } else {
         timer_hz_ = m_timer;
         tsc_hz_ = m_tsc;
         if (cpuid_timer)
-            ksnprintf(source, sizeof(source), "%s; cpuid-0x15 said %lu Hz, tsc %lu Hz%s",
-                      clock_ref_name(ref), cpuid_timer, cpuid_tsc, why);
+            ksnprintf(source, sizeof(source), "%s; cpuid-0x15 said %lu Hz, tsc %lu Hz%s%s",
+                      clock_ref_name(ref), cpuid_timer, cpuid_tsc, why, quirk);
         else
-            ksnprintf(source, sizeof(source), "%s%s", clock_ref_name(ref), why);
+            ksnprintf(source, sizeof(source), "%s%s%s", clock_ref_name(ref), why, quirk);
     }
 }
 

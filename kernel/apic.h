@@ -98,8 +98,6 @@ enum clock_ref apic_check_ref(void);
  * the rate test); returns LAPIC timer Hz at the divider in use, TSC Hz in *tsc. */
 uint64_t apic_timer_measure_hz(enum clock_ref ref, unsigned ms, uint64_t *tsc);
 
-/* The median of n values (sorts v in place). */
-uint64_t median_u64(uint64_t *v, unsigned n);
 
 /* TSC frequency, calibrated with the LAPIC timer. */
 uint64_t tsc_hz(void);

@@ -3,6 +3,7 @@
  * runs at its calibrated rate, one-shot timers fire, and self-IPIs (fixed and NMI) arrive.
  */
 #include "kernel/apic.h"
+#include "kernel/calib.h"
 #include "kernel/cpu.h"
 #include "kernel/hpet.h"
 #include "kernel/nmiwd.h"

@@ -479,6 +479,17 @@ class Commands(unittest.TestCase):
                          ["direct", "bochs", "bios", "bochs-skylake", "uefi"])
         self.assertEqual(runner.interleave_bochs(["bochs", "direct"]), ["direct", "bochs"])
 
+    def test_runs_alone(self) -> None:
+        cores = os.cpu_count() or 1
+        opts = runner.parse_args(["--config", "direct,uefi,bochs-skylake", "-j", "2", "--smp",
+                                  f"uefi={cores + 1}", "--smp", f"direct={cores}", "--smp",
+                                  f"bochs-skylake={cores + 1}"])
+        self.assertTrue(runner.runs_alone("uefi", opts))
+        self.assertFalse(runner.runs_alone("direct", opts))         # as many CPUs as cores
+        self.assertFalse(runner.runs_alone("bochs-skylake", opts))  # Bochs: simulated clocks
+        serial = runner.parse_args(["--config", "uefi", "--smp", f"{cores + 1}"])
+        self.assertFalse(runner.runs_alone("uefi", serial))         # nothing beside it anyway
+
     def test_iso_uses_fw_cfg_with_escaped_commas(self) -> None:
         cmd = runner.qemu_command("bios", self.p, "tests=a,b", "tcg")
         self.assertNotIn("-append", cmd)

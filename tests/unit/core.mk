@@ -4,9 +4,10 @@
 
 CORE_UNIT_DIR  := $(UNIT_DIR)
 CORE_UNIT_HDRS := kernel/errno.h kernel/string.h kernel/printf.h kernel/cmdline.h \
-                  kernel/glob.h kernel/frames.h tests/ktap.h
+                  kernel/glob.h kernel/frames.h kernel/calib.h tests/ktap.h
 
-CORE_UNIT_NAMES := test_printf test_cmdline test_glob test_ktap test_frames test_errno test_kstring
+CORE_UNIT_NAMES := test_printf test_cmdline test_glob test_ktap test_frames test_errno test_kstring \
+                   test_calib
 UNIT_TESTS += $(addprefix $(CORE_UNIT_DIR)/,$(CORE_UNIT_NAMES))
 
 # test, its sources (the test file first)
@@ -17,11 +18,13 @@ CORE_UNIT_SRC_test_glob    := tests/unit/test_glob.c kernel/glob.c
 CORE_UNIT_SRC_test_ktap    := tests/unit/test_ktap.c tests/ktap.c kernel/printf.c kernel/errno.c
 CORE_UNIT_SRC_test_frames  := tests/unit/test_frames.c kernel/frames.c kernel/errno.c
 CORE_UNIT_SRC_test_errno   := tests/unit/test_errno.c kernel/errno.c kernel/printf.c
+CORE_UNIT_SRC_test_calib   := tests/unit/test_calib.c kernel/calib.c
 
-$(foreach t,test_printf test_cmdline test_glob test_ktap test_frames test_errno,\
+$(foreach t,test_printf test_cmdline test_glob test_ktap test_frames test_errno test_calib,\
   $(eval $(CORE_UNIT_DIR)/$(t): $(CORE_UNIT_SRC_$(t)) $(CORE_UNIT_HDRS) tests/unit/core.mk))
 
-$(addprefix $(CORE_UNIT_DIR)/,test_printf test_cmdline test_glob test_ktap test_frames test_errno):
+$(addprefix $(CORE_UNIT_DIR)/,test_printf test_cmdline test_glob test_ktap test_frames test_errno \
+                                test_calib):
 	@mkdir -p $(@D)
 	$(HOSTCC) $(UNIT_CFLAGS) -o $@ $(filter %.c,$^) $(UNIT_LIBS)
 

@@ -314,7 +314,7 @@ st-hwonly:
 st-netburst:
 	$(RUNNER) --config direct --tag netburst --append "model.layout=netburst volume=quick tests=bts.*,ds.*"
 st-hw-seed1:
-	$(RUNNER) --config direct --tag hw-seed1 --append "model=hw seed=1 $(HW_TESTS)" $(HW_HEADER)
+	$(RUNNER) --config direct --tag hw-seed1 --append "model=hw seed=1 volume=quick $(HW_TESTS)" $(HW_HEADER)
 st-hw-seed2:
 	$(RUNNER) --config direct --tag hw-seed2 --append "model=hw seed=2 volume=quick $(HW_TESTS)" $(HW_HEADER)
 st-hw-seed3:

@@ -108,14 +108,21 @@ bool trap_can_block(const struct trap_frame *f)
     return !ist_stack_contains((uint64_t)f) && this_cpu()->sched_locks == 0;
 }
 
-static void default_exception(struct trap_frame *f)
+/* An exception's fixup entry, else the containment of a faulting task (trap_fault_hook):
+ * whether one of them took it. Every CPU's. */
+static bool fixup_or_contain(struct trap_frame *f)
 {
     uint64_t fixup = extable_lookup(f->rip);
     if (fixup && !trap_from_user(f)) {
         f->rip = fixup;
-        return;
+        return true;
     }
-    if (trap_fault_hook && trap_fault_hook(f))
+    return trap_fault_hook && trap_fault_hook(f);
+}
+
+static void default_exception(struct trap_frame *f)
+{
+    if (fixup_or_contain(f))
         return;
     if (trap_recover_hook && trap_recover_hook(f))
         return;
@@ -217,15 +224,8 @@ static void ap_dispatch(struct trap_frame *f)
         h(f);
         return;
     }
-    if (f->vector < VEC_NUM_EXCEPTIONS) {
-        uint64_t fixup = extable_lookup(f->rip);
-        if (fixup && !trap_from_user(f)) {
-            f->rip = fixup;
-            return;
-        }
-        if (trap_fault_hook && trap_fault_hook(f))
-            return;
-    }
+    if (f->vector < VEC_NUM_EXCEPTIONS && fixup_or_contain(f))
+        return;
     panic_frame(f, "unexpected exception or interrupt on an application processor");
 }
 
